@@ -1,0 +1,109 @@
+package bgcmd
+
+import "time"
+
+// Job is one background command as the store records it. Environment
+// variable values are never part of it: EnvNames holds only the names the
+// child was given when the environment was replaced.
+type Job struct {
+	ID      string   `json:"id"`
+	Session string   `json:"session"`
+	Host    string   `json:"host"`
+	Argv    []string `json:"argv"`
+	// Exe is argv[0] as the policy resolved it: the absolute path that runs.
+	Exe string `json:"exe"`
+	Cwd string `json:"cwd"`
+	// EnvReplaced is true when the child got exactly EnvNames and nothing
+	// inherited.
+	EnvReplaced    bool              `json:"env_replaced"`
+	EnvNames       []string          `json:"env_names,omitempty"`
+	Timeout        time.Duration     `json:"-"`
+	KillGrace      time.Duration     `json:"-"`
+	MaxOutputBytes int64             `json:"max_output_bytes"`
+	Labels         map[string]string `json:"labels,omitempty"`
+
+	State    State  `json:"state"`
+	ExitCode *int   `json:"exit_code"`
+	Signal   string `json:"signal"`
+	Error    string `json:"error"`
+
+	// PID and PGID are the child's; PIDStart is its start time in clock
+	// ticks since boot (field 22 of /proc/<pid>/stat), so a recycled pid is
+	// never mistaken for the job.
+	PID      int   `json:"pid"`
+	PGID     int   `json:"pgid"`
+	PIDStart int64 `json:"-"`
+	// SupervisorPID is the process that owns the child (the host itself for
+	// an in-process supervisor), with its start time.
+	SupervisorPID   int    `json:"supervisor_pid"`
+	SupervisorStart int64  `json:"-"`
+	BootID          string `json:"-"`
+	// Detached is true when the supervisor is its own process.
+	Detached bool `json:"detached"`
+
+	CreatedAt  time.Time  `json:"created_at"`
+	StartedAt  *time.Time `json:"started_at"`
+	FinishedAt *time.Time `json:"finished_at"`
+	// SeenAt is when a settled job was first read; nil means unread.
+	SeenAt *time.Time `json:"seen_at"`
+}
+
+// Duration is the job's run time so far (running) or in total (settled).
+// It is zero before the process started.
+func (j *Job) Duration(now time.Time) time.Duration {
+	if j.StartedAt == nil {
+		return 0
+	}
+	end := now
+	if j.FinishedAt != nil {
+		end = *j.FinishedAt
+	}
+	return end.Sub(*j.StartedAt)
+}
+
+// Stream names one of a job's two output streams.
+type Stream string
+
+// The two streams.
+const (
+	Stdout Stream = "stdout"
+	Stderr Stream = "stderr"
+)
+
+// Valid reports whether s is stdout or stderr.
+func (s Stream) Valid() bool { return s == Stdout || s == Stderr }
+
+// Artifact is one banked output stream: a content-addressed file under
+// <home>/artifacts/ and the facts about it. Identical outputs share a file;
+// each job stream has its own row.
+type Artifact struct {
+	ID     string `json:"artifact_id"`
+	JobID  string `json:"job_id"`
+	Stream Stream `json:"stream"`
+	SHA256 string `json:"sha256"`
+	Bytes  int64  `json:"bytes"`
+	Chars  int64  `json:"chars"`
+	Lines  int64  `json:"lines"`
+	// Capped is true when the stream hit the job's byte cap.
+	Capped    bool      `json:"capped"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Counters tell a session what it has not looked at yet: Running jobs, and
+// Finished ones (settled, not yet read).
+type Counters struct {
+	Running  int `json:"running"`
+	Finished int `json:"finished"`
+}
+
+// Refusal is a start the policy refused. It creates no job; it is recorded
+// for audit.
+type Refusal struct {
+	ID      string    `json:"id"`
+	Time    time.Time `json:"time"`
+	Session string    `json:"session"`
+	Argv    []string  `json:"argv"`
+	Cwd     string    `json:"cwd"`
+	Code    string    `json:"code"`
+	Message string    `json:"message"`
+}

@@ -1,0 +1,49 @@
+package bgcmd
+
+import "time"
+
+// MaxPreviewChars bounds Status.TailPreview: at most this many characters
+// from the end of the output, for orientation only. The complete output is
+// always available through the paged reader.
+const MaxPreviewChars = 2000
+
+// StreamStatus describes one stream of a job in a status: the bytes written
+// so far and, once the job has settled, the banked artifact.
+type StreamStatus struct {
+	Bytes      int64  `json:"bytes"`
+	SHA256     string `json:"sha256,omitempty"`
+	ArtifactID string `json:"artifact_id,omitempty"`
+	Capped     bool   `json:"capped,omitempty"`
+}
+
+// Status is the status object returned by the runner, the CLI (--json) and
+// the agent tools. Field names are a stable contract for scripts.
+type Status struct {
+	ID            string            `json:"id"`
+	Session       string            `json:"session"`
+	Argv          []string          `json:"argv"`
+	Exe           string            `json:"exe"`
+	Cwd           string            `json:"cwd"`
+	State         State             `json:"state"`
+	ExitCode      *int              `json:"exit_code"`
+	Signal        string            `json:"signal"`
+	Error         string            `json:"error"`
+	PID           int               `json:"pid"`
+	PGID          int               `json:"pgid"`
+	SupervisorPID int               `json:"supervisor_pid"`
+	Detached      bool              `json:"detached"`
+	Labels        map[string]string `json:"labels,omitempty"`
+	CreatedAt     time.Time         `json:"created_at"`
+	StartedAt     *time.Time        `json:"started_at"`
+	FinishedAt    *time.Time        `json:"finished_at"`
+	DurationMS    int64             `json:"duration_ms"`
+	Stdout        StreamStatus      `json:"stdout"`
+	Stderr        StreamStatus      `json:"stderr"`
+	// TailPreview is at most MaxPreviewChars characters from the end of the
+	// output (stderr's tail after stdout's when both have output).
+	TailPreview string   `json:"tail_preview"`
+	Counters    Counters `json:"counters"`
+}
+
+// Settled reports whether the job has reached a final state.
+func (s *Status) Settled() bool { return s.State.Settled() }
