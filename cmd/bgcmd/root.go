@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bgcmd/bgcmd/jobstore"
+)
+
+// globals are the root's persistent flags, shared by every command.
+type globals struct {
+	home    string
+	policy  string
+	session string
+	json    bool
+}
+
+func newRootCmd() *cobra.Command {
+	g := &globals{}
+	root := &cobra.Command{
+		Use:   "bgcmd",
+		Short: "Durable store and supervisor for background commands",
+		Long: `bgcmd starts commands as argv arrays under a strict policy, supervises them
+in the background, and keeps every transition and every byte of output in a
+durable store under its home directory.
+
+Home: --home, else $BGCMD_HOME, else $XDG_STATE_HOME/bgcmd, else ~/.local/state/bgcmd.
+Policy: --policy, else $BGCMD_POLICY, else <home>/policy.toml.
+Session: --session, else $BGCMD_SESSION, else "default".
+
+Exit codes: 0 success, 1 runtime error, 2 usage error, 3 refused by policy,
+4 not found.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	f := root.PersistentFlags()
+	f.StringVar(&g.home, "home", "", "state directory (database, logs, artifacts)")
+	f.StringVar(&g.policy, "policy", "", "policy file (TOML)")
+	f.StringVar(&g.session, "session", "", "session name for counters and history")
+	f.BoolVar(&g.json, "json", false, "machine-readable output (one JSON object, or JSON Lines for lists)")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	root.AddCommand(newListCmd(g))
+	return root
+}
+
+// homeDir resolves the state directory.
+func (g *globals) homeDir() (string, error) {
+	if g.home != "" {
+		return filepath.Abs(g.home)
+	}
+	if h := os.Getenv("BGCMD_HOME"); h != "" {
+		return filepath.Abs(h)
+	}
+	if x := os.Getenv("XDG_STATE_HOME"); x != "" {
+		return filepath.Join(x, "bgcmd"), nil
+	}
+	u, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("find home directory: %w (set --home or BGCMD_HOME)", err)
+	}
+	return filepath.Join(u, ".local", "state", "bgcmd"), nil
+}
+
+// sessionName resolves the session.
+func (g *globals) sessionName() string {
+	if g.session != "" {
+		return g.session
+	}
+	if s := os.Getenv("BGCMD_SESSION"); s != "" {
+		return s
+	}
+	return "default"
+}
+
+// openStore opens the database under the home directory.
+func (g *globals) openStore(ctx context.Context) (*jobstore.Store, error) {
+	home, err := g.homeDir()
+	if err != nil {
+		return nil, err
+	}
+	return jobstore.Open(ctx, jobstore.Options{Path: filepath.Join(home, "bgcmd.db")})
+}

@@ -1,0 +1,101 @@
+package jobstore_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bgcmd/bgcmd"
+	"github.com/bgcmd/bgcmd/jobstore"
+)
+
+// The contention test runs this test binary again as separate worker
+// processes; TestMain turns such a process into a worker.
+const (
+	workerEnv      = "BGCMD_JOBSTORE_WORKER_DB"
+	workerJobsEnv  = "BGCMD_JOBSTORE_WORKER_JOBS"
+	workerNameEnv  = "BGCMD_JOBSTORE_WORKER_NAME"
+	workerFailCode = 3
+)
+
+func TestMain(m *testing.M) {
+	if path := os.Getenv(workerEnv); path != "" {
+		n, _ := strconv.Atoi(os.Getenv(workerJobsEnv))
+		if err := runWorker(path, os.Getenv(workerNameEnv), n); err != nil {
+			fmt.Fprintln(os.Stderr, "worker:", err)
+			os.Exit(workerFailCode)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// runWorker opens the store (racing the others to migrate it) and performs
+// 2*jobs transitions: each job is created (one event) and settled (one more).
+func runWorker(path, session string, jobs int) error {
+	ctx := context.Background()
+	s, err := jobstore.Open(ctx, jobstore.Options{Path: path, Host: "test-host"})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	for i := range jobs {
+		j := &bgcmd.Job{Session: session, Argv: []string{"/bin/true"}, Exe: "/bin/true", Cwd: "/"}
+		if err := s.Create(ctx, j); err != nil {
+			return fmt.Errorf("job %d create: %w", i, err)
+		}
+		code := i % 4
+		if _, err := s.Settle(ctx, jobstore.SettleParams{ID: j.ID, To: bgcmd.StateExited, ExitCode: &code}); err != nil {
+			return fmt.Errorf("job %d settle: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// startWorkers starts n worker processes on one fresh database file; all of
+// them open it at once, so the first open (migration) is contended too.
+func startWorkers(t testing.TB, path string, n, jobsEach int) []*exec.Cmd {
+	t.Helper()
+	cmds := make([]*exec.Cmd, n)
+	for i := range cmds {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), workerEnv+"="+path,
+			workerJobsEnv+"="+strconv.Itoa(jobsEach), workerNameEnv+"="+fmt.Sprintf("w%d", i))
+		cmd.Stderr = os.Stderr
+		require.NoError(t, cmd.Start())
+		cmds[i] = cmd
+	}
+	return cmds
+}
+
+func TestEightProcessesWriteOneFileWithoutErrorsOrLostEvents(t *testing.T) {
+	t.Parallel()
+	const procs, jobsEach = 8, 250 // 500 transitions per process
+	path := filepath.Join(t.TempDir(), "bgcmd.db")
+	for i, cmd := range startWorkers(t, path, procs, jobsEach) {
+		require.NoError(t, cmd.Wait(), "worker %d", i)
+	}
+
+	s := openTest(t, jobstore.Options{Path: path})
+	ctx := context.Background()
+	for i := range procs {
+		c, err := s.Counters(ctx, fmt.Sprintf("w%d", i))
+		require.NoError(t, err)
+		require.Equal(t, bgcmd.Counters{Running: 0, Finished: jobsEach}, c)
+	}
+	var events, jobs int
+	db := openRaw(t, path)
+	require.NoError(t, db.QueryRow(`SELECT COUNT(*) FROM job_events`).Scan(&events))
+	require.NoError(t, db.QueryRow(`SELECT COUNT(*) FROM jobs WHERE state = 'exited'`).Scan(&jobs))
+	require.Equal(t, procs*jobsEach*2, events)
+	require.Equal(t, procs*jobsEach, jobs)
+	var integrity string
+	require.NoError(t, db.QueryRow(`PRAGMA integrity_check`).Scan(&integrity))
+	require.Equal(t, "ok", integrity)
+}

@@ -1,0 +1,245 @@
+package jobstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/bgcmd/bgcmd"
+)
+
+// MaxListLimit bounds one page of List.
+const MaxListLimit = 1000
+
+// ListParams filter and page List. Zero values mean "no filter".
+type ListParams struct {
+	// States keeps jobs in any of these states.
+	States []bgcmd.State
+	// Session keeps one session's jobs.
+	Session string
+	// Since and Until bound created_at (inclusive, exclusive).
+	Since, Until time.Time
+	// Exe keeps jobs whose resolved executable is exactly this path.
+	Exe string
+	// Unread keeps settled jobs not yet read.
+	Unread bool
+	// Limit is the page size: 0 means 50; above MaxListLimit is an error.
+	Limit int
+	// Before is the keyset cursor: the NextBefore of the previous page.
+	Before string
+}
+
+// ListResult is one page of jobs, newest first.
+type ListResult struct {
+	Jobs []*Record
+	// NextBefore is the cursor for the next (older) page; "" when this page
+	// is the last.
+	NextBefore string
+}
+
+// List returns jobs matching p, newest first, one keyset page at a time.
+// Ids are time-ordered, so the cursor is the last id of the page.
+func (s *Store) List(ctx context.Context, p ListParams) (*ListResult, error) {
+	limit := p.Limit
+	switch {
+	case limit == 0:
+		limit = 50
+	case limit < 0 || limit > MaxListLimit:
+		return nil, fmt.Errorf("list jobs: limit %d out of range 1..%d", limit, MaxListLimit)
+	}
+	var where []string
+	var args []any
+	if len(p.States) > 0 {
+		marks := make([]string, len(p.States))
+		for i, st := range p.States {
+			if !st.Valid() {
+				return nil, fmt.Errorf("list jobs: unknown state %q (one of %s)", st, stateNames())
+			}
+			marks[i] = "?"
+			args = append(args, string(st))
+		}
+		where = append(where, "state IN ("+strings.Join(marks, ", ")+")")
+	}
+	if p.Session != "" {
+		where = append(where, "session = ?")
+		args = append(args, p.Session)
+	}
+	if !p.Since.IsZero() {
+		where = append(where, "created_at >= ?")
+		args = append(args, fmtTime(p.Since))
+	}
+	if !p.Until.IsZero() {
+		where = append(where, "created_at < ?")
+		args = append(args, fmtTime(p.Until))
+	}
+	if p.Exe != "" {
+		where = append(where, "exe = ?")
+		args = append(args, p.Exe)
+	}
+	if p.Unread {
+		where = append(where, "state <> 'running' AND seen_at IS NULL")
+	}
+	if p.Before != "" {
+		where = append(where, "id < ?")
+		args = append(args, p.Before)
+	}
+	q := `SELECT ` + jobColumns + ` FROM jobs`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY id DESC LIMIT ?"
+	args = append(args, limit+1)
+	var rows []jobRow
+	if err := s.r.SelectContext(ctx, &rows, q, args...); err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	res := &ListResult{}
+	if len(rows) > limit {
+		rows = rows[:limit]
+		res.NextBefore = rows[limit-1].ID
+	}
+	var err error
+	if res.Jobs, err = records(rows); err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	return res, nil
+}
+
+func stateNames() string {
+	names := make([]string, len(bgcmd.States))
+	for i, s := range bgcmd.States {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
+}
+
+// Event is one job_events row: a state transition.
+type Event struct {
+	Seq    int64          `json:"seq"`
+	JobID  string         `json:"job_id"`
+	From   bgcmd.State    `json:"from"` // "" for creation
+	To     bgcmd.State    `json:"to"`
+	At     time.Time      `json:"at"`
+	Detail map[string]any `json:"detail,omitempty"`
+}
+
+// Events returns a job's transitions in the order they happened.
+func (s *Store) Events(ctx context.Context, id string) ([]Event, error) {
+	rows, err := s.r.QueryxContext(ctx, `SELECT seq, job_id, COALESCE(from_state, ''), to_state,
+		at, detail FROM job_events WHERE job_id = ? ORDER BY seq`, id)
+	if err != nil {
+		return nil, fmt.Errorf("job events: %w", err)
+	}
+	defer rows.Close()
+	var out []Event
+	for rows.Next() {
+		var e Event
+		var at, detail string
+		if err := rows.Scan(&e.Seq, &e.JobID, &e.From, &e.To, &at, &detail); err != nil {
+			return nil, fmt.Errorf("job events: %w", err)
+		}
+		if e.At, err = parseTime(at); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal([]byte(detail), &e.Detail); err != nil {
+			return nil, fmt.Errorf("job events: decode detail: %w", err)
+		}
+		if len(e.Detail) == 0 {
+			e.Detail = nil
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+type artifactRow struct {
+	ID        string `db:"id"`
+	JobID     string `db:"job_id"`
+	Stream    string `db:"stream"`
+	SHA256    string `db:"sha256"`
+	Bytes     int64  `db:"bytes"`
+	Chars     int64  `db:"chars"`
+	Lines     int64  `db:"lines"`
+	Capped    bool   `db:"capped"`
+	CreatedAt string `db:"created_at"`
+}
+
+// Artifacts returns a settled job's banked streams (none while running).
+func (s *Store) Artifacts(ctx context.Context, jobID string) ([]bgcmd.Artifact, error) {
+	var rows []artifactRow
+	err := s.r.SelectContext(ctx, &rows, `SELECT id, job_id, stream, sha256, bytes, chars, lines,
+		capped, created_at FROM artifacts WHERE job_id = ? ORDER BY stream DESC`, jobID)
+	if err != nil {
+		return nil, fmt.Errorf("job artifacts: %w", err)
+	}
+	out := make([]bgcmd.Artifact, 0, len(rows))
+	for _, r := range rows {
+		a := bgcmd.Artifact{ID: r.ID, JobID: r.JobID, Stream: bgcmd.Stream(r.Stream),
+			SHA256: r.SHA256, Bytes: r.Bytes, Chars: r.Chars, Lines: r.Lines, Capped: r.Capped}
+		if a.CreatedAt, err = parseTime(r.CreatedAt); err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// RecordRefusal stores a start the policy refused, for audit. It fills
+// r.ID and r.Time when empty.
+func (s *Store) RecordRefusal(ctx context.Context, r *bgcmd.Refusal) error {
+	if s.readOnly {
+		return ErrReadOnly
+	}
+	if r.ID == "" {
+		r.ID = NewID()
+	}
+	if r.Time.IsZero() {
+		r.Time = s.now().UTC()
+	}
+	if r.Session == "" {
+		r.Session = "default"
+	}
+	argv := r.Argv
+	if argv == nil {
+		argv = []string{}
+	}
+	_, err := s.w.ExecContext(ctx, `INSERT INTO refusals (id, at, session, host, argv, cwd, code, message)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, fmtTime(r.Time), r.Session, s.host,
+		mustJSON(argv), r.Cwd, r.Code, r.Message)
+	if err != nil {
+		return fmt.Errorf("record refusal: %w", err)
+	}
+	return nil
+}
+
+// Refusals returns the newest refusals first, at most limit (0 means 50).
+func (s *Store) Refusals(ctx context.Context, limit int) ([]bgcmd.Refusal, error) {
+	if limit <= 0 {
+		limit = 50
+	}
+	rows, err := s.r.QueryxContext(ctx, `SELECT id, at, session, argv, cwd, code, message
+		FROM refusals ORDER BY at DESC, id DESC LIMIT ?`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list refusals: %w", err)
+	}
+	defer rows.Close()
+	var out []bgcmd.Refusal
+	for rows.Next() {
+		var r bgcmd.Refusal
+		var at, argv string
+		if err := rows.Scan(&r.ID, &at, &r.Session, &argv, &r.Cwd, &r.Code, &r.Message); err != nil {
+			return nil, fmt.Errorf("list refusals: %w", err)
+		}
+		if r.Time, err = parseTime(at); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal([]byte(argv), &r.Argv); err != nil {
+			return nil, errors.Join(fmt.Errorf("list refusals: decode argv"), err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,244 @@
+package jobstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
+
+	"github.com/bgcmd/bgcmd"
+)
+
+// NewID returns a new time-ordered job id (UUIDv7).
+func NewID() string { return uuid.Must(uuid.NewV7()).String() }
+
+// Create inserts j as a new running job with its creation event, in one
+// transaction. It fills j.ID (when empty), j.Host, j.State and j.CreatedAt.
+// Argv must be non-empty; the caller has already passed the policy.
+func (s *Store) Create(ctx context.Context, j *bgcmd.Job) error {
+	if len(j.Argv) == 0 {
+		return errors.New("create job: empty argv")
+	}
+	if j.ID == "" {
+		j.ID = NewID()
+	}
+	if j.Session == "" {
+		j.Session = "default"
+	}
+	j.Host = s.host
+	j.State = bgcmd.StateRunning
+	j.CreatedAt = s.now().UTC()
+	envNames := j.EnvNames
+	if envNames == nil {
+		envNames = []string{}
+	}
+	labels := j.Labels
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO jobs (id, session, host, argv, exe,
+			cwd, env_replaced, env_names, timeout_ms, kill_grace_ms, max_output_bytes,
+			labels, state, supervisor_pid, supervisor_start, boot_id, detached, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			j.ID, j.Session, j.Host, mustJSON(j.Argv), j.Exe, j.Cwd, j.EnvReplaced,
+			mustJSON(envNames), j.Timeout.Milliseconds(), j.KillGrace.Milliseconds(),
+			j.MaxOutputBytes, mustJSON(labels), j.State, j.SupervisorPID,
+			j.SupervisorStart, j.BootID, j.Detached, fmtTime(j.CreatedAt))
+		if err != nil {
+			return err
+		}
+		return appendEvent(ctx, tx, j.ID, "", bgcmd.StateRunning, j.CreatedAt, nil)
+	})
+	if err != nil {
+		return fmt.Errorf("create job: %w", err)
+	}
+	return nil
+}
+
+// Get returns the job with id, or an error wrapping bgcmd.ErrNotFound.
+func (s *Store) Get(ctx context.Context, id string) (*Record, error) {
+	var row jobRow
+	err := s.r.GetContext(ctx, &row, `SELECT `+jobColumns+` FROM jobs WHERE id = ?`, id)
+	if err != nil {
+		return nil, fmt.Errorf("get job: %w", notFound(err, "job", id))
+	}
+	return row.record()
+}
+
+// StartedParams records the child process of a running job.
+type StartedParams struct {
+	ID        string
+	PID, PGID int
+	// PIDStart is the child's start time in clock ticks after boot.
+	PIDStart  int64
+	StartedAt time.Time
+}
+
+// MarkStarted records the child's pid, process group and start time on a
+// running job. It is not a state transition; it fails with
+// ErrInvalidTransition when the job is no longer running.
+func (s *Store) MarkStarted(ctx context.Context, p StartedParams) error {
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE jobs SET pid = ?, pgid = ?, pid_start = ?,
+			started_at = ? WHERE id = ? AND state = 'running'`,
+			p.PID, p.PGID, p.PIDStart, fmtTime(p.StartedAt), p.ID)
+		if err != nil {
+			return err
+		}
+		return expectOne(ctx, tx, res, p.ID, bgcmd.StateRunning)
+	})
+	if err != nil {
+		return fmt.Errorf("mark job started: %w", err)
+	}
+	return nil
+}
+
+// ClaimParams hands a running job to a (new) supervisor process.
+type ClaimParams struct {
+	ID              string
+	SupervisorPID   int
+	SupervisorStart int64
+	BootID          string
+}
+
+// Claim records the supervisor of a running job (compare-and-set on the
+// state). A detached supervisor claims its job before it spawns the child;
+// when the job has already settled (reconcile got there first) Claim fails
+// with ErrInvalidTransition and the supervisor must not start anything.
+func (s *Store) Claim(ctx context.Context, p ClaimParams) error {
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE jobs SET supervisor_pid = ?,
+			supervisor_start = ?, boot_id = ? WHERE id = ? AND state = 'running'`,
+			p.SupervisorPID, p.SupervisorStart, p.BootID, p.ID)
+		if err != nil {
+			return err
+		}
+		return expectOne(ctx, tx, res, p.ID, bgcmd.StateRunning)
+	})
+	if err != nil {
+		return fmt.Errorf("claim job: %w", err)
+	}
+	return nil
+}
+
+// RequestKill records a kill request (the first one wins) on a running job
+// and returns the job as it is now. A settled job is returned unchanged,
+// without error.
+func (s *Store) RequestKill(ctx context.Context, id, signal string) (*Record, error) {
+	var rec *Record
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE jobs SET kill_signal = ?, kill_requested_at = ?
+			WHERE id = ? AND state = 'running' AND kill_requested_at IS NULL`,
+			signal, fmtTime(s.now()), id)
+		if err != nil {
+			return err
+		}
+		var row jobRow
+		if err := tx.GetContext(ctx, &row, `SELECT `+jobColumns+` FROM jobs WHERE id = ?`, id); err != nil {
+			return notFound(err, "job", id)
+		}
+		rec, err = row.record()
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("request kill: %w", err)
+	}
+	return rec, nil
+}
+
+// MarkSeen records the first read of a settled job, clearing it from the
+// session's finished counter. It reports whether this call cleared it
+// (exactly one caller does); a running or already-seen job is left alone.
+func (s *Store) MarkSeen(ctx context.Context, id string) (bool, error) {
+	if s.readOnly {
+		return false, nil
+	}
+	res, err := s.w.ExecContext(ctx, `UPDATE jobs SET seen_at = ?
+		WHERE id = ? AND state <> 'running' AND seen_at IS NULL`, fmtTime(s.now()), id)
+	if err != nil {
+		return false, fmt.Errorf("mark job seen: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("mark job seen: %w", err)
+	}
+	return n == 1, nil
+}
+
+// Counters returns the session's running jobs and its finished (settled,
+// unread) jobs. Both are partial-index lookups.
+func (s *Store) Counters(ctx context.Context, session string) (bgcmd.Counters, error) {
+	var c bgcmd.Counters
+	err := s.r.QueryRowxContext(ctx, `SELECT
+		(SELECT COUNT(*) FROM jobs INDEXED BY jobs_running WHERE host = ? AND session = ? AND state = 'running'),
+		(SELECT COUNT(*) FROM jobs INDEXED BY jobs_unread WHERE session = ? AND state <> 'running' AND seen_at IS NULL)`,
+		s.host, session, session).Scan(&c.Running, &c.Finished)
+	if err != nil {
+		return c, fmt.Errorf("counters: %w", err)
+	}
+	return c, nil
+}
+
+// RunningOnHost returns every running job of this store's host, oldest
+// first: the jobs reconcile looks at.
+func (s *Store) RunningOnHost(ctx context.Context) ([]*Record, error) {
+	var rows []jobRow
+	err := s.r.SelectContext(ctx, &rows, `SELECT `+jobColumns+` FROM jobs INDEXED BY jobs_running
+		WHERE host = ? AND state = 'running' ORDER BY id`, s.host)
+	if err != nil {
+		return nil, fmt.Errorf("list running jobs: %w", err)
+	}
+	return records(rows)
+}
+
+func records(rows []jobRow) ([]*Record, error) {
+	out := make([]*Record, 0, len(rows))
+	for i := range rows {
+		r, err := rows[i].record()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// expectOne turns a zero-row compare-and-set into ErrNotFound or
+// ErrInvalidTransition (naming the state found).
+func expectOne(ctx context.Context, tx *sqlx.Tx, res interface{ RowsAffected() (int64, error) }, id string, want bgcmd.State) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 1 {
+		return nil
+	}
+	var state string
+	if err := tx.GetContext(ctx, &state, `SELECT state FROM jobs WHERE id = ?`, id); err != nil {
+		return notFound(err, "job", id)
+	}
+	return fmt.Errorf("job %s is %s, not %s: %w", id, state, want, bgcmd.ErrInvalidTransition)
+}
+
+func appendEvent(ctx context.Context, tx *sqlx.Tx, id string, from, to bgcmd.State, at time.Time, detail map[string]any) error {
+	var fromVal any
+	if from != "" {
+		fromVal = string(from)
+	}
+	d := "{}"
+	if len(detail) > 0 {
+		b, err := json.Marshal(detail)
+		if err != nil {
+			return fmt.Errorf("encode event detail: %w", err)
+		}
+		d = string(b)
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO job_events (job_id, from_state, to_state, at, detail)
+		VALUES (?, ?, ?, ?, ?)`, id, fromVal, string(to), fmtTime(at), d)
+	return err
+}

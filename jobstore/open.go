@@ -1,0 +1,231 @@
+package jobstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/pressly/goose/v3"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/bgcmd/bgcmd/migrations"
+)
+
+// DefaultBusyTimeout is how long a write waits for another process's write
+// transaction before failing with "database is locked".
+const DefaultBusyTimeout = 30 * time.Second
+
+// Options configure Open. Zero values take the documented defaults.
+type Options struct {
+	// Path is the database file; its directory is created if missing.
+	Path string
+	// Host names this machine in job rows; default os.Hostname().
+	Host string
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+	// BusyTimeout; default DefaultBusyTimeout.
+	BusyTimeout time.Duration
+	// ReadOnly opens the file read-only (SQLite refuses every write) and
+	// skips migration. The database must already exist.
+	ReadOnly bool
+	// ReadConns bounds the read pool; default 4.
+	ReadConns int
+}
+
+// Store is an open bgcmd database. It is safe for concurrent use.
+type Store struct {
+	w, r     *sqlx.DB
+	path     string
+	host     string
+	now      func() time.Time
+	readOnly bool
+}
+
+// Open opens (creating and migrating as needed) the database at opts.Path.
+// It fails with an error naming the path when the directory cannot be
+// created, the file is not a SQLite database, WAL cannot be enabled, or the
+// database was migrated by a newer bgcmd; in each case nothing is overwritten.
+func Open(ctx context.Context, opts Options) (*Store, error) {
+	if opts.Path == "" {
+		return nil, errors.New("open store: empty database path")
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.BusyTimeout <= 0 {
+		opts.BusyTimeout = DefaultBusyTimeout
+	}
+	if opts.ReadConns <= 0 {
+		opts.ReadConns = 4
+	}
+	if opts.Host == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return nil, fmt.Errorf("open store: hostname: %w", err)
+		}
+		opts.Host = h
+	}
+	path, err := filepath.Abs(opts.Path)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", opts.Path, err)
+	}
+	s := &Store{path: path, host: opts.Host, now: opts.Now, readOnly: opts.ReadOnly}
+	if opts.ReadOnly {
+		if _, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("open store %s read-only: %w (run a bgcmd command that writes first, or check --home)", path, err)
+		}
+		s.r, err = openDB(path, opts.BusyTimeout, true, opts.ReadConns)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.r.PingContext(ctx); err != nil {
+			s.r.Close()
+			return nil, describeOpenError(path, err)
+		}
+		s.w = s.r
+		return s, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("open store: create directory for %s: %w", path, err)
+	}
+	if s.w, err = openDB(path, opts.BusyTimeout, false, 1); err != nil {
+		return nil, err
+	}
+	if err := s.init(ctx); err != nil {
+		s.w.Close()
+		return nil, err
+	}
+	if s.r, err = openDB(path, opts.BusyTimeout, true, opts.ReadConns); err != nil {
+		s.w.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// openDB is the one place SQLite is opened. reader connections use deferred
+// transactions (and query_only when the store is read-only); the writer uses
+// immediate ones, so a busy database waits at BEGIN, where the busy timeout
+// applies, instead of failing on a later lock upgrade.
+func openDB(path string, busy time.Duration, reader bool, conns int) (*sqlx.DB, error) {
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy.Milliseconds()))
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	if reader {
+		q.Set("_txlock", "deferred")
+	} else {
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Set("_txlock", "immediate")
+	}
+	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
+	db, err := sqlx.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(conns)
+	db.SetMaxIdleConns(conns)
+	db.SetConnMaxIdleTime(0)
+	return db, nil
+}
+
+// init checks the file is a WAL SQLite database and migrates it under the
+// migration file lock.
+func (s *Store) init(ctx context.Context) error {
+	var mode string
+	if err := s.w.GetContext(ctx, &mode, "PRAGMA journal_mode"); err != nil {
+		return describeOpenError(s.path, err)
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return fmt.Errorf("open store %s: journal_mode is %q, not wal (is the directory on a filesystem without shared memory?)", s.path, mode)
+	}
+	unlock, err := lockFile(s.path + ".migrate.lock")
+	if err != nil {
+		return fmt.Errorf("open store %s: %w", s.path, err)
+	}
+	defer unlock()
+	return migrate(ctx, s.w, s.path)
+}
+
+func migrate(ctx context.Context, db *sqlx.DB, path string) error {
+	p, err := goose.NewProvider(goose.DialectSQLite3, db.DB, migrations.FS,
+		goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		return fmt.Errorf("open store %s: load migrations: %w", path, err)
+	}
+	current, err := p.GetDBVersion(ctx)
+	if err != nil {
+		return describeOpenError(path, err)
+	}
+	sources := p.ListSources()
+	known := sources[len(sources)-1].Version
+	if current > known {
+		return fmt.Errorf("open store %s: schema version %d is newer than this bgcmd knows (%d): upgrade bgcmd, or use another --home", path, current, known)
+	}
+	if current == known {
+		return nil
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("open store %s: migrate: %w", path, err)
+	}
+	return nil
+}
+
+// describeOpenError names the path and says how to recover from the usual
+// reasons a database cannot be opened.
+func describeOpenError(path string, err error) error {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "file is not a database") || strings.Contains(msg, "SQLITE_NOTADB"):
+		return fmt.Errorf("open store %s: not a SQLite database (move the file aside or use another --home): %w", path, err)
+	case strings.Contains(msg, "unable to open") || strings.Contains(msg, "CANTOPEN"):
+		return fmt.Errorf("open store %s: cannot open the file (check the directory exists and is writable): %w", path, err)
+	}
+	return fmt.Errorf("open store %s: %w", path, err)
+}
+
+// lockFile takes an exclusive flock on path, creating it, and returns the
+// function that releases it.
+func lockFile(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open migration lock: %w", err)
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return func() {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
+// Close closes the database connections.
+func (s *Store) Close() error {
+	if s.readOnly {
+		return s.r.Close()
+	}
+	return errors.Join(s.w.Close(), s.r.Close())
+}
+
+// Path is the absolute path of the database file.
+func (s *Store) Path() string { return s.path }
+
+// Host is the host name this store writes into job rows and reconciles.
+func (s *Store) Host() string { return s.host }
+
+// Now is the store's clock.
+func (s *Store) Now() time.Time { return s.now() }

@@ -1,0 +1,118 @@
+package jobstore
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/bgcmd/bgcmd"
+)
+
+// jobColumns is the column list every job query selects, in jobRow order.
+const jobColumns = `id, session, host, argv, exe, cwd, env_replaced, env_names,
+	timeout_ms, kill_grace_ms, max_output_bytes, labels, state, exit_code, signal,
+	error, pid, pgid, pid_start, supervisor_pid, supervisor_start, boot_id,
+	detached, kill_signal, kill_requested_at, created_at, started_at,
+	finished_at, seen_at`
+
+// jobRow is a jobs row as SQLite returns it.
+type jobRow struct {
+	ID              string         `db:"id"`
+	Session         string         `db:"session"`
+	Host            string         `db:"host"`
+	Argv            string         `db:"argv"`
+	Exe             string         `db:"exe"`
+	Cwd             string         `db:"cwd"`
+	EnvReplaced     bool           `db:"env_replaced"`
+	EnvNames        string         `db:"env_names"`
+	TimeoutMS       int64          `db:"timeout_ms"`
+	KillGraceMS     int64          `db:"kill_grace_ms"`
+	MaxOutputBytes  int64          `db:"max_output_bytes"`
+	Labels          string         `db:"labels"`
+	State           string         `db:"state"`
+	ExitCode        sql.NullInt64  `db:"exit_code"`
+	Signal          string         `db:"signal"`
+	Error           string         `db:"error"`
+	PID             int            `db:"pid"`
+	PGID            int            `db:"pgid"`
+	PIDStart        int64          `db:"pid_start"`
+	SupervisorPID   int            `db:"supervisor_pid"`
+	SupervisorStart int64          `db:"supervisor_start"`
+	BootID          string         `db:"boot_id"`
+	Detached        bool           `db:"detached"`
+	KillSignal      string         `db:"kill_signal"`
+	KillRequestedAt sql.NullString `db:"kill_requested_at"`
+	CreatedAt       string         `db:"created_at"`
+	StartedAt       sql.NullString `db:"started_at"`
+	FinishedAt      sql.NullString `db:"finished_at"`
+	SeenAt          sql.NullString `db:"seen_at"`
+}
+
+// Record is a job as stored, with the fields only the supervisor machinery
+// needs beside the public bgcmd.Job.
+type Record struct {
+	bgcmd.Job
+	// KillSignal is the signal a kill request asked for ("" = none yet).
+	KillSignal string
+	// KillRequestedAt is when the first kill request was recorded.
+	KillRequestedAt *time.Time
+}
+
+func (r *jobRow) record() (*Record, error) {
+	rec := &Record{Job: bgcmd.Job{
+		ID: r.ID, Session: r.Session, Host: r.Host, Exe: r.Exe, Cwd: r.Cwd,
+		EnvReplaced:    r.EnvReplaced,
+		Timeout:        time.Duration(r.TimeoutMS) * time.Millisecond,
+		KillGrace:      time.Duration(r.KillGraceMS) * time.Millisecond,
+		MaxOutputBytes: r.MaxOutputBytes,
+		State:          bgcmd.State(r.State),
+		Signal:         r.Signal, Error: r.Error,
+		PID: r.PID, PGID: r.PGID, PIDStart: r.PIDStart,
+		SupervisorPID: r.SupervisorPID, SupervisorStart: r.SupervisorStart,
+		BootID: r.BootID, Detached: r.Detached,
+	}, KillSignal: r.KillSignal}
+	if err := json.Unmarshal([]byte(r.Argv), &rec.Argv); err != nil {
+		return nil, fmt.Errorf("job %s: decode argv: %w", r.ID, err)
+	}
+	if err := json.Unmarshal([]byte(r.EnvNames), &rec.EnvNames); err != nil {
+		return nil, fmt.Errorf("job %s: decode env_names: %w", r.ID, err)
+	}
+	if err := json.Unmarshal([]byte(r.Labels), &rec.Labels); err != nil {
+		return nil, fmt.Errorf("job %s: decode labels: %w", r.ID, err)
+	}
+	if len(rec.EnvNames) == 0 {
+		rec.EnvNames = nil
+	}
+	if len(rec.Labels) == 0 {
+		rec.Labels = nil
+	}
+	if r.ExitCode.Valid {
+		c := int(r.ExitCode.Int64)
+		rec.ExitCode = &c
+	}
+	var err error
+	if rec.CreatedAt, err = parseTime(r.CreatedAt); err != nil {
+		return nil, err
+	}
+	for _, f := range []struct {
+		dst **time.Time
+		src sql.NullString
+	}{
+		{&rec.StartedAt, r.StartedAt}, {&rec.FinishedAt, r.FinishedAt},
+		{&rec.SeenAt, r.SeenAt}, {&rec.KillRequestedAt, r.KillRequestedAt},
+	} {
+		if *f.dst, err = parseNullTime(f.src); err != nil {
+			return nil, err
+		}
+	}
+	return rec, nil
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("jobstore: marshal %T: %v", v, err)) // only plain values reach here
+	}
+	return string(b)
+}

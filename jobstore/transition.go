@@ -1,0 +1,104 @@
+package jobstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/bgcmd/bgcmd"
+)
+
+// SettleParams describe the one terminal transition of a running job.
+type SettleParams struct {
+	ID string
+	// To is the settled state; it must not be StateRunning.
+	To       bgcmd.State
+	ExitCode *int
+	Signal   string
+	Error    string
+	// FinishedAt defaults to the store's clock.
+	FinishedAt time.Time
+	// Detail goes into the job_events row (for example how many leftover
+	// processes of the group were killed).
+	Detail map[string]any
+	// Artifacts are the banked streams, referenced in the same transaction.
+	// ID and JobID are filled in when empty.
+	Artifacts []bgcmd.Artifact
+}
+
+// Settle moves a running job to p.To with a compare-and-set on the state,
+// appends its job_events row and inserts its artifact rows, all in one
+// transaction, and returns the settled job. A job that has already settled
+// is never changed: the error wraps bgcmd.ErrInvalidTransition. An unknown id
+// wraps bgcmd.ErrNotFound.
+func (s *Store) Settle(ctx context.Context, p SettleParams) (*Record, error) {
+	if !p.To.Settled() {
+		return nil, fmt.Errorf("settle job %s: %q is not a settled state: %w", p.ID, p.To, bgcmd.ErrInvalidTransition)
+	}
+	if p.FinishedAt.IsZero() {
+		p.FinishedAt = s.now()
+	}
+	var rec *Record
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		var err error
+		rec, err = settleTx(ctx, tx, p)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("settle job: %w", err)
+	}
+	return rec, nil
+}
+
+func settleTx(ctx context.Context, tx *sqlx.Tx, p SettleParams) (*Record, error) {
+	var exit any
+	if p.ExitCode != nil {
+		exit = *p.ExitCode
+	}
+	var row jobRow
+	err := tx.GetContext(ctx, &row, `UPDATE jobs SET state = ?, exit_code = ?, signal = ?,
+		error = ?, finished_at = ? WHERE id = ? AND state = 'running' RETURNING `+jobColumns,
+		string(p.To), exit, p.Signal, p.Error, fmtTime(p.FinishedAt), p.ID)
+	if err != nil {
+		if !errors.Is(err, sql.ErrNoRows) {
+			return nil, err
+		}
+		var state string
+		if err := tx.GetContext(ctx, &state, `SELECT state FROM jobs WHERE id = ?`, p.ID); err != nil {
+			return nil, notFound(err, "job", p.ID)
+		}
+		return nil, fmt.Errorf("job %s already %s: %w", p.ID, state, bgcmd.ErrInvalidTransition)
+	}
+	if err := appendEvent(ctx, tx, p.ID, bgcmd.StateRunning, p.To, p.FinishedAt, p.Detail); err != nil {
+		return nil, err
+	}
+	for i := range p.Artifacts {
+		a := &p.Artifacts[i]
+		if a.ID == "" {
+			a.ID = NewID()
+		}
+		a.JobID = p.ID
+		if a.CreatedAt.IsZero() {
+			a.CreatedAt = p.FinishedAt
+		}
+		if err := insertArtifact(ctx, tx, a); err != nil {
+			return nil, err
+		}
+	}
+	return row.record()
+}
+
+func insertArtifact(ctx context.Context, tx *sqlx.Tx, a *bgcmd.Artifact) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO artifacts (id, job_id, stream, sha256, bytes,
+		chars, lines, capped, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		a.ID, a.JobID, string(a.Stream), a.SHA256, a.Bytes, a.Chars, a.Lines, a.Capped,
+		fmtTime(a.CreatedAt))
+	if err != nil {
+		return fmt.Errorf("insert %s artifact: %w", a.Stream, err)
+	}
+	return nil
+}

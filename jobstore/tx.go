@@ -1,0 +1,43 @@
+package jobstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/bgcmd/bgcmd"
+)
+
+// ErrReadOnly is returned by every write on a store opened with ReadOnly.
+var ErrReadOnly = errors.New("store opened read-only")
+
+// inTx runs fn in one immediate write transaction, committing when fn
+// returns nil.
+func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
+	if s.readOnly {
+		return ErrReadOnly
+	}
+	tx, err := s.w.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// notFound maps sql.ErrNoRows to bgcmd.ErrNotFound, naming what was missing.
+func notFound(err error, what, id string) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%s %s: %w", what, id, bgcmd.ErrNotFound)
+	}
+	return err
+}

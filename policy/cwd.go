@@ -1,0 +1,118 @@
+package policy
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// resolveCwd returns cwd with every symlink resolved, or refuses it. ""
+// means the root; a relative cwd resolves against the root. Both the root and
+// the cwd are resolved through the filesystem before they are compared, so a
+// symlink inside the root that points out of it escapes, and a symlinked root
+// contains its own target.
+func (p *Policy) resolveCwd(cwd string) (string, *Refusal) {
+	root, err := resolveRoot(p.CwdRoot)
+	if err != nil {
+		return "", badPolicy(err)
+	}
+	if strings.IndexByte(cwd, 0) >= 0 {
+		return "", refuse(CodeNulByte, "remove the NUL byte from the cwd", nil,
+			"cwd %q contains a NUL byte", cwd)
+	}
+	path := cwd
+	switch {
+	case cwd == "":
+		path = root
+	case !filepath.IsAbs(cwd):
+		// Not filepath.Join: ".." must be resolved after the symlinks before
+		// it, as the kernel does, not cleaned away first.
+		path = root + string(filepath.Separator) + cwd
+	}
+	resolved, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		// A path that does not resolve is only described when its deepest
+		// resolvable ancestor is inside the sandbox, so refusals cannot be
+		// used to probe the filesystem outside it.
+		if !within(resolvedAncestor(path), root) {
+			return "", escape(cwd, p.CwdRoot, "")
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", refuse(CodeBadCwd, "create it first, or pass an existing directory inside the sandbox root", err,
+				"cwd %q does not exist", cwd)
+		}
+		return "", refuse(CodeBadCwd, "pass an existing, accessible directory inside the sandbox root", err,
+			"cwd %q cannot be resolved: %v", cwd, err)
+	}
+	if resolved, err = filepath.Abs(resolved); err != nil {
+		return "", refuse(CodeBadCwd, "pass an absolute cwd", err, "cwd %q cannot be made absolute: %v", cwd, err)
+	}
+	if !within(resolved, root) {
+		return "", escape(cwd, p.CwdRoot, resolved)
+	}
+	fi, err := os.Stat(resolved)
+	switch {
+	case err != nil:
+		return "", refuse(CodeBadCwd, "pass an existing, accessible directory inside the sandbox root", err,
+			"cwd %q cannot be used: %v", cwd, err)
+	case !fi.IsDir():
+		return "", refuse(CodeBadCwd, "pass a directory, not a file", nil,
+			"cwd %q is not a directory", cwd)
+	}
+	return resolved, nil
+}
+
+// resolveRoot resolves the sandbox root through the filesystem and checks
+// that it is a directory.
+func resolveRoot(root string) (string, error) {
+	resolved, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return "", &policyError{"cwd_root", err.Error()}
+	}
+	fi, err := os.Stat(resolved)
+	if err != nil {
+		return "", &policyError{"cwd_root", err.Error()}
+	}
+	if !fi.IsDir() {
+		return "", &policyError{"cwd_root", root + " is not a directory"}
+	}
+	return resolved, nil
+}
+
+// resolvedAncestor resolves the deepest ancestor of path that resolves.
+// It cuts the path text rather than cleaning it, so a ".." keeps its
+// meaning after a symlink.
+func resolvedAncestor(path string) string {
+	for {
+		i := strings.LastIndexByte(path, filepath.Separator)
+		if i <= 0 {
+			return string(filepath.Separator)
+		}
+		path = path[:i]
+		if resolved, err := filepath.EvalSymlinks(path); err == nil {
+			return resolved
+		}
+	}
+}
+
+// escape refuses a cwd outside the sandbox; resolved is where it led, if
+// it resolved.
+func escape(cwd, root, resolved string) *Refusal {
+	hint := "pass a directory inside the sandbox root " + root + ", or omit cwd to use the root"
+	if resolved == "" {
+		return refuse(CodeCwdEscape, hint, nil, "cwd %q is outside the sandbox root", cwd)
+	}
+	return refuse(CodeCwdEscape, hint, nil, "cwd %q resolves to %s, outside the sandbox root", cwd, resolved)
+}
+
+// within reports whether the clean absolute path is root or below it. It
+// compares whole path elements: /srv/checkout-evil is not within
+// /srv/checkout.
+func within(path, root string) bool {
+	if root == string(filepath.Separator) {
+		return filepath.IsAbs(path)
+	}
+	return path == root || strings.HasPrefix(path, root+string(filepath.Separator))
+}

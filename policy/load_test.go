@@ -1,0 +1,206 @@
+package policy_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bgcmd/bgcmd/policy"
+	"github.com/stretchr/testify/require"
+)
+
+func TestLoadTestdataPolicy(t *testing.T) {
+	t.Parallel()
+	p, err := policy.Load(filepath.Join("testdata", "policy.toml"))
+	require.NoError(t, err)
+	dir, err := filepath.Abs("testdata")
+	require.NoError(t, err)
+	require.Equal(t, &policy.Policy{
+		AllowedExecutables: []string{"/usr/bin/git", "/usr/bin/make"},
+		CwdRoot:            dir,
+		DefaultTimeout:     2 * time.Minute,
+		MaxTimeout:         30 * time.Minute,
+		KillGrace:          5 * time.Second,
+		MaxOutputBytes:     10485760,
+	}, p)
+	require.NoError(t, p.Validate())
+}
+
+func TestLoadMinimalPolicyAndCheck(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	path := filepath.Join(s.tmp, "policy.toml")
+	// A relative cwd_root resolves against the file's directory.
+	require.NoError(t, os.WriteFile(path, []byte("allowed_executables = ['/usr/bin/git']\ncwd_root = 'root'\n"), 0o644))
+	p, err := policy.Load(path)
+	require.NoError(t, err)
+	require.Equal(t, s.root, p.CwdRoot)
+	require.Zero(t, p.DefaultTimeout)
+
+	d, err := p.Check(policy.Request{Argv: []string{"/usr/bin/git"}, Cwd: "a"})
+	require.NoError(t, err)
+	require.Equal(t, s.in("a"), d.Cwd)
+	_, err = p.Check(policy.Request{Argv: []string{"/usr/bin/git"}, Cwd: "../outside"})
+	requireRefused(t, err, policy.CodeCwdEscape)
+}
+
+func TestLoadSymlinkedRootIsKeptAndResolvedAtCheck(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	path := filepath.Join(s.tmp, "policy.toml")
+	require.NoError(t, os.WriteFile(path, []byte("cwd_root = 'rootlink'\n"), 0o644))
+	p, err := policy.Load(path)
+	require.NoError(t, err)
+	require.Equal(t, s.rootLink, p.CwdRoot)
+	require.Empty(t, p.AllowedExecutables)
+}
+
+func TestLoadErrors(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	tests := []struct {
+		name string
+		body string
+		key  string // "" when the error is about no key
+		line int    // 0 when no line applies
+		msg  string
+	}{
+		{
+			"An unknown key names the key, its line and the known keys.",
+			"cwd_root = 'root'\n\ncwd-root = 'x'\n",
+			"cwd-root", 3, "unknown key (known keys: allowed_executables, cwd_root,",
+		},
+		{
+			"An unknown table names its header line.",
+			"cwd_root = 'root'\n[extra]\nx = 1\n",
+			"extra", 2, "unknown key",
+		},
+		{
+			"A bad duration names the key, its line and the value.",
+			"cwd_root = 'root'\n# timeouts\ndefault_timeout   =   \"2 minutes\"\n",
+			"default_timeout", 3, `invalid duration "2 minutes"`,
+		},
+		{
+			"A duration given as a number is a wrong type.",
+			"cwd_root = 'root'\nkill_grace = 5\n",
+			"kill_grace", 2, "must be a duration string",
+		},
+		{
+			"A zero duration is refused.",
+			"cwd_root = 'root'\nmax_timeout = '0s'\n",
+			"max_timeout", 2, "must be positive",
+		},
+		{
+			"A negative byte cap is refused.",
+			"cwd_root = 'root'\nmax_output_bytes = -1\n",
+			"max_output_bytes", 2, "must be positive",
+		},
+		{
+			"A byte cap given as a string is a wrong type.",
+			"cwd_root = 'root'\nmax_output_bytes = \"10MB\"\n",
+			"max_output_bytes", 2, "must be an integer number of bytes, not a string",
+		},
+		{
+			"An allowlist given as a string is a wrong type.",
+			"allowed_executables = \"/usr/bin/git\"\ncwd_root = 'root'\n",
+			"allowed_executables", 1, "must be an array of strings, not a string",
+		},
+		{
+			"An allowlist element of the wrong type names its index.",
+			"cwd_root = 'root'\nallowed_executables = [\"/usr/bin/git\", 3]\n",
+			"allowed_executables", 2, "element 1 must be a string, not an integer",
+		},
+		{
+			"An allowlist entry that can never match names its own line.",
+			"cwd_root = 'root'\nallowed_executables = [\n  \"/usr/bin/git\",\n  \"git status\",\n]\n",
+			"allowed_executables", 4, `"git status" contains whitespace`,
+		},
+		{
+			"A ceiling below the default is refused.",
+			"cwd_root = 'root'\ndefault_timeout = '5m'\nmax_timeout = '1m'\n",
+			"max_timeout", 3, "below default_timeout 5m0s",
+		},
+		{
+			"A missing cwd_root is refused.",
+			"allowed_executables = ['/usr/bin/git']\n",
+			"cwd_root", 0, "missing: a policy needs a sandbox root",
+		},
+		{
+			"A cwd_root that does not exist is refused.",
+			"allowed_executables = ['/usr/bin/git']\ncwd_root = 'nope'\n",
+			"cwd_root", 2, "no such file or directory",
+		},
+		{
+			"A cwd_root that is a file is refused.",
+			"cwd_root = 'root/file.txt'\n",
+			"cwd_root", 1, "is not a directory",
+		},
+		{
+			"A cwd_root of the wrong type is refused.",
+			"cwd_root = ['root']\n",
+			"cwd_root", 1, "must be a string, not an array",
+		},
+		{
+			"A quoted key is found on its line.",
+			"cwd_root = 'root'\n\"kill_grace\" = 'soon'\n",
+			"kill_grace", 2, `invalid duration "soon"`,
+		},
+		{
+			"A syntax error names its line.",
+			"cwd_root = 'root'\ndefault_timeout = \n",
+			"", 2, "",
+		},
+		{
+			"A duplicate key is a syntax error with a line.",
+			"cwd_root = 'root'\ncwd_root = 'root'\n",
+			"", 2, "",
+		},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(s.tmp, "p"+string(rune('a'+i))+".toml")
+			require.NoError(t, os.WriteFile(path, []byte(tt.body), 0o644))
+			p, err := policy.Load(path)
+			require.Nil(t, p)
+			require.Error(t, err)
+			var le *policy.LoadError
+			require.ErrorAs(t, err, &le)
+			require.Equal(t, path, le.File)
+			require.Equal(t, tt.line, le.Line, "error: %v", err)
+			text := err.Error()
+			require.True(t, strings.HasPrefix(text, path), text)
+			if tt.line > 0 {
+				require.Contains(t, text, path+":"+itoa(tt.line)+": ")
+			}
+			if tt.key != "" {
+				require.Equal(t, tt.key, le.Key)
+				require.Contains(t, text, "key "+tt.key+": ")
+			}
+			require.Contains(t, text, tt.msg)
+		})
+	}
+}
+
+func TestParseUsesTheGivenName(t *testing.T) {
+	t.Parallel()
+	_, err := policy.Parse("inline policy", []byte("bogus = 1\n"))
+	require.EqualError(t, err, "inline policy:1: key bogus: unknown key (known keys: "+
+		"allowed_executables, cwd_root, default_timeout, kill_grace, max_output_bytes, max_timeout)")
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "absent.toml")
+	_, err := policy.Load(path)
+	var le *policy.LoadError
+	require.ErrorAs(t, err, &le)
+	require.ErrorIs(t, err, os.ErrNotExist)
+	require.Equal(t, path+": cannot read the policy file: no such file or directory", err.Error())
+}
+
+func itoa(n int) string {
+	return strings.TrimSpace(strings.Repeat(" ", 0) + string(rune('0'+n)))
+}

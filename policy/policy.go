@@ -1,0 +1,214 @@
+package policy
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Defaults used for zero-valued Policy fields.
+const (
+	// StandardTimeout is the default timeout when Policy.DefaultTimeout is 0.
+	StandardTimeout = 2 * time.Minute
+	// StandardKillGrace is the SIGTERM-to-SIGKILL grace when
+	// Policy.KillGrace is 0.
+	StandardKillGrace = 5 * time.Second
+	// StandardMaxOutputBytes is the per-stream cap when
+	// Policy.MaxOutputBytes is 0.
+	StandardMaxOutputBytes int64 = 10 << 20
+)
+
+// Policy is what a start must satisfy before anything is spawned. The zero
+// value of every limit means its default; CwdRoot must be set and absolute.
+// A Policy must not be modified while Check may be running.
+type Policy struct {
+	// AllowedExecutables are matched exactly against argv[0]: an absolute
+	// entry permits only that path, a bare name permits only that literal
+	// name (resolved on the child's PATH). There is no basename fallback.
+	AllowedExecutables []string
+	// Allow is an optional veto hook, run after every other check passed,
+	// with a copy of argv and the resolved cwd. A non-nil error refuses the
+	// start with CodeVetoed and the error's text as the Message.
+	Allow func(argv []string, cwd string) error
+	// CwdRoot is the sandbox root: every cwd must resolve to it or below it.
+	// It may itself be a symlink.
+	CwdRoot string
+	// DefaultTimeout applies when a Request has none; 0 means
+	// StandardTimeout.
+	DefaultTimeout time.Duration
+	// MaxTimeout is the ceiling for a per-start timeout; 0 means
+	// DefaultTimeout (so per-start timeouts may only shorten it).
+	MaxTimeout time.Duration
+	// KillGrace is the wait between SIGTERM and SIGKILL; 0 means
+	// StandardKillGrace.
+	KillGrace time.Duration
+	// MaxOutputBytes is the per-stream byte cap and its ceiling; 0 means
+	// StandardMaxOutputBytes.
+	MaxOutputBytes int64
+}
+
+// Request is one start as a caller asks for it.
+type Request struct {
+	// Argv is the command; argv[0] must be exactly an allowlisted executable.
+	Argv []string
+	// Cwd is the working directory: "" means CwdRoot, a relative path
+	// resolves against CwdRoot.
+	Cwd string
+	// Env nil means the child inherits the parent's environment; non-nil
+	// replaces it: the child gets exactly these variables.
+	Env map[string]string
+	// Timeout 0 means the policy default; above the ceiling is refused.
+	Timeout time.Duration
+	// MaxOutputBytes 0 means the policy value; above it is refused.
+	MaxOutputBytes int64
+}
+
+// Decision is an allowed start, fully resolved: the runner uses exactly
+// these values.
+type Decision struct {
+	// Exe is the absolute path that will run: argv[0] itself when absolute,
+	// joined to Cwd when relative with a slash, else found on the PATH of
+	// the environment the child will get.
+	Exe string
+	// Argv is a copy of the request's argv, argv[0] unchanged.
+	Argv []string
+	// Cwd is the working directory with every symlink resolved.
+	Cwd string
+	// Env is the complete child environment as "K=V": os.Environ() when
+	// inherited, the request's variables sorted by name when replaced.
+	Env []string
+	// EnvReplaced is true when the child gets exactly the request's Env.
+	EnvReplaced bool
+	// EnvNames are the sorted variable names when replaced (never values);
+	// nil when inherited.
+	EnvNames []string
+	// Timeout and KillGrace are the effective durations.
+	Timeout, KillGrace time.Duration
+	// MaxOutputBytes is the effective per-stream cap.
+	MaxOutputBytes int64
+}
+
+// Check is Policy.Check that also accepts a nil policy, which refuses every
+// start with CodeNoPolicy.
+func Check(p *Policy, req Request) (*Decision, error) { return p.Check(req) }
+
+// Check decides whether req may start. It returns the resolved Decision, or
+// an error that is a *Refusal (see IsRefusal) naming what was wrong and how to
+// recover. A nil receiver refuses with CodeNoPolicy. Check reads the
+// filesystem (cwd and PATH resolution) but changes nothing.
+func (p *Policy) Check(req Request) (*Decision, error) {
+	if p == nil {
+		return nil, refuse(CodeNoPolicy,
+			"configure one first (a policy file with --policy, or policy.Load in a host)", nil,
+			"no policy set: every start is refused")
+	}
+	if err := p.validateLimits(); err != nil {
+		return nil, badPolicy(err)
+	}
+	if r := checkArgv(req.Argv); r != nil {
+		return nil, r
+	}
+	if !slices.Contains(p.AllowedExecutables, req.Argv[0]) {
+		return nil, notAllowlisted(req.Argv[0])
+	}
+	env, names, r := buildEnv(req.Env)
+	if r != nil {
+		return nil, r
+	}
+	d := &Decision{
+		Argv:        slices.Clone(req.Argv),
+		Env:         env,
+		EnvReplaced: req.Env != nil,
+		EnvNames:    names,
+	}
+	if r := p.limits(req, d); r != nil {
+		return nil, r
+	}
+	if d.Cwd, r = p.resolveCwd(req.Cwd); r != nil {
+		return nil, r
+	}
+	path := os.Getenv("PATH")
+	if req.Env != nil {
+		path = req.Env["PATH"]
+	}
+	if d.Exe, r = resolveExe(req.Argv[0], d.Cwd, path, req.Env != nil); r != nil {
+		return nil, r
+	}
+	if p.Allow != nil {
+		if err := p.Allow(slices.Clone(req.Argv), d.Cwd); err != nil {
+			return nil, vetoed(err)
+		}
+	}
+	return d, nil
+}
+
+// Validate reports whether the policy is usable: CwdRoot set, absolute and
+// free of NUL bytes, no negative limit, MaxTimeout not below the effective
+// DefaultTimeout, and every allowlist entry one that argv[0] could match.
+// It does not touch the filesystem; Check resolves CwdRoot when it runs.
+func (p *Policy) Validate() error {
+	if err := p.validateLimits(); err != nil {
+		return err
+	}
+	for _, e := range p.AllowedExecutables {
+		if err := checkEntry(e); err != nil {
+			return fmt.Errorf("allowed_executables: %w", err)
+		}
+	}
+	return nil
+}
+
+// policyError is a policy defect tied to the TOML key that holds it.
+type policyError struct {
+	key string
+	msg string
+}
+
+func (e *policyError) Error() string { return e.key + ": " + e.msg }
+
+// validateLimits checks the fields Check depends on; it is cheap enough to
+// run on every Check.
+func (p *Policy) validateLimits() error {
+	switch {
+	case p.CwdRoot == "":
+		return &policyError{"cwd_root", "not set: a policy needs a sandbox root"}
+	case strings.IndexByte(p.CwdRoot, 0) >= 0:
+		return &policyError{"cwd_root", "contains a NUL byte"}
+	case !filepath.IsAbs(p.CwdRoot):
+		return &policyError{"cwd_root", fmt.Sprintf("%q is not an absolute path", p.CwdRoot)}
+	case p.DefaultTimeout < 0:
+		return &policyError{"default_timeout", fmt.Sprintf("%s is negative", p.DefaultTimeout)}
+	case p.MaxTimeout < 0:
+		return &policyError{"max_timeout", fmt.Sprintf("%s is negative", p.MaxTimeout)}
+	case p.KillGrace < 0:
+		return &policyError{"kill_grace", fmt.Sprintf("%s is negative", p.KillGrace)}
+	case p.MaxOutputBytes < 0:
+		return &policyError{"max_output_bytes", fmt.Sprintf("%d is negative", p.MaxOutputBytes)}
+	case p.MaxTimeout != 0 && p.MaxTimeout < p.defaultTimeout():
+		return &policyError{"max_timeout", fmt.Sprintf("%s is below default_timeout %s", p.MaxTimeout, p.defaultTimeout())}
+	}
+	return nil
+}
+
+// badPolicy refuses because the policy itself is unusable.
+func badPolicy(err error) *Refusal {
+	return refuse(CodeBadPolicy, "ask the operator to fix the policy", err,
+		"the policy is unusable: %v", err)
+}
+
+// vetoed refuses with the hook's error text as the message.
+func vetoed(err error) *Refusal {
+	msg := err.Error()
+	if msg == "" {
+		msg = "vetoed by the host's policy hook"
+	}
+	return &Refusal{
+		Code:    CodeVetoed,
+		Message: msg,
+		Hint:    "the host's policy hook refused this command; change the command or ask the operator",
+		Err:     err,
+	}
+}
