@@ -33,7 +33,11 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if millionDir != "" {
+		os.RemoveAll(millionDir)
+	}
+	os.Exit(code)
 }
 
 // runWorker opens the store (racing the others to migrate it) and performs

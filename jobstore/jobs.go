@@ -126,14 +126,15 @@ func (s *Store) Claim(ctx context.Context, p ClaimParams) error {
 	return nil
 }
 
-// RequestKill records a kill request (the first one wins) on a running job
-// and returns the job as it is now. A settled job is returned unchanged,
+// RequestKill records a kill request on a running job and returns the job as
+// it is now. The latest request's signal is kept (a SIGKILL after a SIGTERM
+// escalates); the time of the first request is kept. A settled job is returned unchanged,
 // without error.
 func (s *Store) RequestKill(ctx context.Context, id, signal string) (*Record, error) {
 	var rec *Record
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE jobs SET kill_signal = ?, kill_requested_at = ?
-			WHERE id = ? AND state = 'running' AND kill_requested_at IS NULL`,
+		_, err := tx.ExecContext(ctx, `UPDATE jobs SET kill_signal = ?,
+			kill_requested_at = COALESCE(kill_requested_at, ?) WHERE id = ? AND state = 'running'`,
 			signal, fmtTime(s.now()), id)
 		if err != nil {
 			return err

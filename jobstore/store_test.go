@@ -15,7 +15,7 @@ import (
 	"github.com/bgcmd/bgcmd/jobstore"
 )
 
-func openTest(t *testing.T, opts jobstore.Options) *jobstore.Store {
+func openTest(t testing.TB, opts jobstore.Options) *jobstore.Store {
 	t.Helper()
 	if opts.Path == "" {
 		opts.Path = filepath.Join(t.TempDir(), "bgcmd.db")

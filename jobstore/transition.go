@@ -28,6 +28,10 @@ type SettleParams struct {
 	// Artifacts are the banked streams, referenced in the same transaction.
 	// ID and JobID are filled in when empty.
 	Artifacts []bgcmd.Artifact
+	// ExpectSupervisorPID, when non-zero, makes the compare-and-set also
+	// require this supervisor: reconcile settles a job only if no new
+	// supervisor has claimed it since it looked.
+	ExpectSupervisorPID int
 }
 
 // Settle moves a running job to p.To with a compare-and-set on the state,
@@ -61,8 +65,10 @@ func settleTx(ctx context.Context, tx *sqlx.Tx, p SettleParams) (*Record, error)
 	}
 	var row jobRow
 	err := tx.GetContext(ctx, &row, `UPDATE jobs SET state = ?, exit_code = ?, signal = ?,
-		error = ?, finished_at = ? WHERE id = ? AND state = 'running' RETURNING `+jobColumns,
-		string(p.To), exit, p.Signal, p.Error, fmtTime(p.FinishedAt), p.ID)
+		error = ?, finished_at = ? WHERE id = ? AND state = 'running'
+		AND (? = 0 OR supervisor_pid = ?) RETURNING `+jobColumns,
+		string(p.To), exit, p.Signal, p.Error, fmtTime(p.FinishedAt), p.ID,
+		p.ExpectSupervisorPID, p.ExpectSupervisorPID)
 	if err != nil {
 		if !errors.Is(err, sql.ErrNoRows) {
 			return nil, err
@@ -70,6 +76,9 @@ func settleTx(ctx context.Context, tx *sqlx.Tx, p SettleParams) (*Record, error)
 		var state string
 		if err := tx.GetContext(ctx, &state, `SELECT state FROM jobs WHERE id = ?`, p.ID); err != nil {
 			return nil, notFound(err, "job", p.ID)
+		}
+		if state == string(bgcmd.StateRunning) {
+			return nil, fmt.Errorf("job %s has another supervisor than pid %d: %w", p.ID, p.ExpectSupervisorPID, bgcmd.ErrInvalidTransition)
 		}
 		return nil, fmt.Errorf("job %s already %s: %w", p.ID, state, bgcmd.ErrInvalidTransition)
 	}

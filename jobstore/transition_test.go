@@ -84,10 +84,11 @@ func TestEventsRecordEveryTransitionInOrderWithArtifactsInTheSameTransaction(t *
 	require.Equal(t, "SIGINT", rec.KillSignal)
 	rec, err = s.RequestKill(ctx, j.ID, "SIGKILL")
 	require.NoError(t, err)
-	require.Equal(t, "SIGINT", rec.KillSignal, "the first kill request wins")
+	require.Equal(t, "SIGKILL", rec.KillSignal, "a later kill request escalates")
+	require.NotNil(t, rec.KillRequestedAt)
 
 	now = now.Add(1500 * time.Millisecond)
-	_, err = s.Settle(ctx, jobstore.SettleParams{ID: j.ID, To: bgcmd.StateKilled, Signal: "SIGINT",
+	_, err = s.Settle(ctx, jobstore.SettleParams{ID: j.ID, To: bgcmd.StateKilled, Signal: "SIGKILL",
 		Artifacts: []bgcmd.Artifact{
 			{Stream: bgcmd.Stdout, SHA256: "aa", Bytes: 10, Chars: 10, Lines: 1},
 			{Stream: bgcmd.Stderr, SHA256: "bb", Bytes: 5, Chars: 4, Lines: 2, Capped: true},
@@ -138,4 +139,21 @@ func TestAFailedSettleWritesNothing(t *testing.T) {
 	events, err := s.Events(ctx, j.ID)
 	require.NoError(t, err)
 	require.Len(t, events, 1)
+}
+
+func TestSettleCanRequireTheSupervisorItSaw(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := openTest(t, jobstore.Options{})
+	j := newJob("s")
+	j.SupervisorPID = 10
+	require.NoError(t, s.Create(ctx, j))
+	require.NoError(t, s.Claim(ctx, jobstore.ClaimParams{ID: j.ID, SupervisorPID: 20}))
+	_, err := s.Settle(ctx, jobstore.SettleParams{ID: j.ID, To: bgcmd.StateOrphaned, ExpectSupervisorPID: 10})
+	require.ErrorIs(t, err, bgcmd.ErrInvalidTransition)
+	got, err := s.Get(ctx, j.ID)
+	require.NoError(t, err)
+	require.Equal(t, bgcmd.StateRunning, got.State)
+	_, err = s.Settle(ctx, jobstore.SettleParams{ID: j.ID, To: bgcmd.StateOrphaned, ExpectSupervisorPID: 20})
+	require.NoError(t, err)
 }

@@ -33,10 +33,10 @@ func (p *Policy) resolveCwd(cwd string) (string, *Refusal) {
 	}
 	resolved, err := filepath.EvalSymlinks(path)
 	if err != nil {
-		// A path that does not resolve is only described when its deepest
-		// resolvable ancestor is inside the sandbox, so refusals cannot be
-		// used to probe the filesystem outside it.
-		if !within(resolvedAncestor(path), root) {
+		// A path that does not resolve is only described when the directory
+		// where resolution stopped is inside the sandbox, so refusals cannot
+		// be used to probe the filesystem outside it.
+		if !within(stoppedIn(path, err), root) {
 			return "", escape(cwd, p.CwdRoot, "")
 		}
 		if errors.Is(err, fs.ErrNotExist) {
@@ -68,6 +68,9 @@ func (p *Policy) resolveCwd(cwd string) (string, *Refusal) {
 // that it is a directory.
 func resolveRoot(root string) (string, error) {
 	resolved, err := filepath.EvalSymlinks(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", &policyError{"cwd_root", root + " does not exist"}
+	}
 	if err != nil {
 		return "", &policyError{"cwd_root", err.Error()}
 	}
@@ -81,20 +84,18 @@ func resolveRoot(root string) (string, error) {
 	return resolved, nil
 }
 
-// resolvedAncestor resolves the deepest ancestor of path that resolves.
-// It cuts the path text rather than cleaning it, so a ".." keeps its
-// meaning after a symlink.
-func resolvedAncestor(path string) string {
-	for {
-		i := strings.LastIndexByte(path, filepath.Separator)
-		if i <= 0 {
-			return string(filepath.Separator)
-		}
-		path = path[:i]
-		if resolved, err := filepath.EvalSymlinks(path); err == nil {
-			return resolved
+// stoppedIn returns the resolved directory in which resolving path failed
+// with err. EvalSymlinks reports the failing component's path joined to its
+// resolved parent; that parent is confirmed by resolving it again. When the
+// error does not say (a symlink loop), the cleaned path stands in for it.
+func stoppedIn(path string, err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && filepath.IsAbs(pe.Path) {
+		if dir, err := filepath.EvalSymlinks(filepath.Dir(pe.Path)); err == nil {
+			return dir
 		}
 	}
+	return filepath.Clean(path)
 }
 
 // escape refuses a cwd outside the sandbox; resolved is where it led, if

@@ -3,6 +3,7 @@ package policy_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/bgcmd/bgcmd/policy"
@@ -16,6 +17,12 @@ func TestCwdSandbox(t *testing.T) {
 	// leaves through a symlink and comes back with "..".
 	outsideIn := filepath.Join(s.tmp, "outside-in")
 	require.NoError(t, os.Symlink(filepath.Join(s.root, "a"), outsideIn))
+	// A dangling symlink out of the root, and a symlink loop inside it.
+	require.NoError(t, os.Symlink(filepath.Join(s.outside, "missing"), filepath.Join(s.root, "dangling")))
+	require.NoError(t, os.Symlink(filepath.Join(s.root, "loop"), filepath.Join(s.root, "loop")))
+	// Many components before and after the missing one must not make the
+	// refusal expensive.
+	long := strings.Repeat("a/../", 2000) + "a/missing" + strings.Repeat("/x", 2000)
 
 	allowed := []struct {
 		name string
@@ -63,6 +70,9 @@ func TestCwdSandbox(t *testing.T) {
 		{"A file is a bad cwd.", "file.txt", policy.CodeBadCwd},
 		{"A path through a file is a bad cwd.", "file.txt/x", policy.CodeBadCwd},
 		{"A NUL byte in the cwd is refused.", "a\x00b", policy.CodeNulByte},
+		{"A dangling symlink out of the root is refused as an escape.", "dangling", policy.CodeCwdEscape},
+		{"A symlink loop inside the root is a bad cwd.", "loop", policy.CodeBadCwd},
+		{"A long missing path is a bad cwd.", long, policy.CodeBadCwd},
 	}
 	for _, tt := range refused {
 		t.Run(tt.name, func(t *testing.T) {

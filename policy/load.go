@@ -99,8 +99,10 @@ func Parse(name string, data []byte) (*Policy, error) {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
 			le.Line, le.Message = pe.Position.Line, pe.Message
-			if k := strings.Split(pe.LastKey, "."); len(k) > 0 && slices.Contains(knownKeys, k[0]) {
-				le.Key = k[0]
+			// The library's last key may be an earlier line's; name it only
+			// when it is defined on the failing line.
+			if k, _, _ := strings.Cut(pe.LastKey, "."); k != "" && slices.Contains(keyLines(string(data), k), le.Line) {
+				le.Key = k
 			}
 		}
 		return nil, le
@@ -269,11 +271,21 @@ func tomlType(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-// keyLine returns the 1-based line where the top-level key is defined, or 0.
-// The TOML library keeps key positions private, so the text is scanned: a
-// line "key =" or "key.sub =" before the first table header, or a header
-// "[key]", "[key.sub]" or "[[key]]".
+// keyLine returns the 1-based line where the top-level key is first
+// defined, or 0.
 func keyLine(data, key string) int {
+	if lines := keyLines(data, key); len(lines) > 0 {
+		return lines[0]
+	}
+	return 0
+}
+
+// keyLines returns the 1-based lines that define the top-level key. The
+// TOML library keeps key positions private, so the text is scanned: a line
+// "key =" or "key.sub =" before the first table header, or a header "[key]",
+// "[key.sub]" or "[[key]]".
+func keyLines(data, key string) []int {
+	var found []int
 	inTable := false
 	for i, line := range strings.Split(data, "\n") {
 		s := strings.TrimSpace(line)
@@ -281,7 +293,7 @@ func keyLine(data, key string) int {
 			inTable = true
 			h = strings.TrimSpace(strings.TrimPrefix(h, "["))
 			if rest, ok := cutKey(h, key); ok && (strings.HasPrefix(rest, "]") || strings.HasPrefix(rest, ".")) {
-				return i + 1
+				found = append(found, i+1)
 			}
 			continue
 		}
@@ -289,10 +301,10 @@ func keyLine(data, key string) int {
 			continue
 		}
 		if rest, ok := cutKey(s, key); ok && (strings.HasPrefix(rest, "=") || strings.HasPrefix(rest, ".")) {
-			return i + 1
+			found = append(found, i+1)
 		}
 	}
-	return 0
+	return found
 }
 
 // cutKey removes key, bare or quoted, from the start of s and the blanks

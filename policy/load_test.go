@@ -3,6 +3,7 @@ package policy_test
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -63,8 +64,8 @@ func TestLoadErrors(t *testing.T) {
 	tests := []struct {
 		name string
 		body string
-		key  string // "" when the error is about no key
-		line int    // 0 when no line applies
+		key  string
+		line int // 0 when no line applies
 		msg  string
 	}{
 		{
@@ -130,7 +131,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			"A cwd_root that does not exist is refused.",
 			"allowed_executables = ['/usr/bin/git']\ncwd_root = 'nope'\n",
-			"cwd_root", 2, "no such file or directory",
+			"cwd_root", 2, "/nope does not exist",
 		},
 		{
 			"A cwd_root that is a file is refused.",
@@ -148,14 +149,19 @@ func TestLoadErrors(t *testing.T) {
 			"kill_grace", 2, `invalid duration "soon"`,
 		},
 		{
-			"A syntax error names its line.",
-			"cwd_root = 'root'\ndefault_timeout = \n",
+			"A syntax error outside any key names its line.",
+			"cwd_root = 'root'\n= 'x'\n",
 			"", 2, "",
+		},
+		{
+			"A syntax error in a value names its key and line.",
+			"cwd_root = 'root'\ndefault_timeout = \n",
+			"default_timeout", 2, "expected value",
 		},
 		{
 			"A duplicate key is a syntax error with a line.",
 			"cwd_root = 'root'\ncwd_root = 'root'\n",
-			"", 2, "",
+			"cwd_root", 2, "already been defined",
 		},
 	}
 	for i, tt := range tests {
@@ -173,10 +179,10 @@ func TestLoadErrors(t *testing.T) {
 			text := err.Error()
 			require.True(t, strings.HasPrefix(text, path), text)
 			if tt.line > 0 {
-				require.Contains(t, text, path+":"+itoa(tt.line)+": ")
+				require.Contains(t, text, path+":"+strconv.Itoa(tt.line)+": ")
 			}
+			require.Equal(t, tt.key, le.Key)
 			if tt.key != "" {
-				require.Equal(t, tt.key, le.Key)
 				require.Contains(t, text, "key "+tt.key+": ")
 			}
 			require.Contains(t, text, tt.msg)
@@ -199,8 +205,4 @@ func TestLoadMissingFile(t *testing.T) {
 	require.ErrorAs(t, err, &le)
 	require.ErrorIs(t, err, os.ErrNotExist)
 	require.Equal(t, path+": cannot read the policy file: no such file or directory", err.Error())
-}
-
-func itoa(n int) string {
-	return strings.TrimSpace(strings.Repeat(" ", 0) + string(rune('0'+n)))
 }
