@@ -10,9 +10,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+
+	"github.com/bgcmd/bgcmd/runner"
 )
 
 func main() {
+	runner.MaybeSupervise() // a detached supervisor never returns from here
 	code := execute(os.Args[1:])
 	os.Exit(code)
 }

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/bgcmd/bgcmd/jobstore"
+	"github.com/bgcmd/bgcmd/policy"
+	"github.com/bgcmd/bgcmd/runner"
+)
+
+// app is what a command works with: the store, a runner with detached
+// supervisors, and the resolved home, session and policy.
+type app struct {
+	home    string
+	session string
+	store   *jobstore.Store
+	runner  *runner.Runner
+	// policyPath is the policy file in force ("" when none was found).
+	policyPath string
+}
+
+// openApp opens the store under the home and a detached runner with the
+// policy (reconciling orphaned jobs, as every runner open does). A missing
+// default policy file is not an error here: the runner then refuses every
+// start, and run explains how to create one. A policy file that exists but
+// does not load is an error naming the file, key and line.
+func (g *globals) openApp(ctx context.Context) (*app, error) {
+	home, err := g.homeDir()
+	if err != nil {
+		return nil, err
+	}
+	a := &app{home: home, session: g.sessionName()}
+	pol, path, err := g.loadPolicy(home)
+	if err != nil {
+		return nil, err
+	}
+	a.policyPath = path
+	if a.store, err = jobstore.Open(ctx, jobstore.Options{Path: filepath.Join(home, "bgcmd.db")}); err != nil {
+		return nil, err
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		a.store.Close()
+		return nil, fmt.Errorf("find the bgcmd binary for detached supervisors: %w", err)
+	}
+	a.runner, err = runner.New(ctx, runner.Options{Store: a.store, Home: home, Policy: pol,
+		Detached: true, Binary: bin, Session: a.session})
+	if err != nil {
+		a.store.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// close releases the app; detached supervisors keep running.
+func (a *app) close() {
+	a.runner.Close()
+	a.store.Close()
+}
+
+// loadPolicy finds the policy: --policy, else $BGCMD_POLICY, else
+// <home>/policy.toml. An explicitly named file must exist; the default one
+// may be absent (nil policy, every start refused).
+func (g *globals) loadPolicy(home string) (*policy.Policy, string, error) {
+	path, explicit := g.policy, true
+	if path == "" {
+		path = os.Getenv("BGCMD_POLICY")
+	}
+	if path == "" {
+		path, explicit = filepath.Join(home, "policy.toml"), false
+	}
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) && !explicit {
+		return nil, "", nil
+	}
+	p, err := policy.Load(path)
+	if err != nil {
+		return nil, "", err
+	}
+	return p, path, nil
+}
+
+// noPolicyHelp tells a user how to create the policy the CLI looks for.
+func noPolicyHelp(home string) string {
+	return fmt.Sprintf(`no policy set: every start is refused until one exists.
+Create %s (or pass --policy FILE, or set BGCMD_POLICY), for example:
+
+  allowed_executables = ["/usr/bin/make", "/usr/bin/go"]
+  cwd_root = "/path/to/checkout"
+  default_timeout = "2m"
+  kill_grace = "5s"
+  max_output_bytes = 10485760`, filepath.Join(home, "policy.toml"))
+}

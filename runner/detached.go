@@ -1,0 +1,209 @@
+package runner
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/bgcmd/bgcmd"
+	"github.com/bgcmd/bgcmd/artifacts"
+	"github.com/bgcmd/bgcmd/jobstore"
+)
+
+// SuperviseCommand is the hidden first argument with which the bgcmd binary
+// is re-executed as a detached supervisor.
+const SuperviseCommand = "__supervise"
+
+// startupTimeout bounds how long Start waits for a detached supervisor to
+// report that the child is running.
+const startupTimeout = 30 * time.Second
+
+// spec is what a host hands a detached supervisor over its spec pipe. The
+// environment travels only this way: it is never written to disk.
+type spec struct {
+	Home   string   `json:"home"`
+	DBPath string   `json:"db_path"`
+	JobID  string   `json:"job_id"`
+	Env    []string `json:"env"`
+}
+
+// launchDetached starts a supervisor process for job and waits until it
+// reports the child running (or the job settled as start_failed). If the
+// supervisor cannot be launched or dies first, the job is settled as
+// start_failed and an error is returned.
+func (r *Runner) launchDetached(ctx context.Context, job *bgcmd.Job, env []string) error {
+	fail := func(err error) error {
+		_, serr := r.store.Settle(context.WithoutCancel(ctx), jobstore.SettleParams{ID: job.ID,
+			To: bgcmd.StateStartFailed, Error: err.Error()})
+		if serr == nil {
+			os.RemoveAll(r.jobDir(job.ID))
+		}
+		return err
+	}
+	specR, specW, err := os.Pipe()
+	if err != nil {
+		return fail(fmt.Errorf("start supervisor: %w", err))
+	}
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		specR.Close()
+		specW.Close()
+		return fail(fmt.Errorf("start supervisor: %w", err))
+	}
+	logf, err := os.OpenFile(filepath.Join(r.jobDir(job.ID), "supervisor.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		specR.Close()
+		specW.Close()
+		statusR.Close()
+		statusW.Close()
+		return fail(fmt.Errorf("start supervisor: %w", err))
+	}
+	cmd := &exec.Cmd{
+		Path: r.binary, Args: []string{r.binary, SuperviseCommand},
+		Env:    supervisorEnv(),
+		Dir:    "/",
+		Stdout: logf, Stderr: logf,
+		// fd 3: the spec; fd 4: the startup report.
+		ExtraFiles:  []*os.File{specR, statusW},
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
+	}
+	err = cmd.Start()
+	specR.Close()
+	statusW.Close()
+	logf.Close()
+	if err != nil {
+		specW.Close()
+		statusR.Close()
+		return fail(fmt.Errorf("start detached supervisor %s: %w (check that the bgcmd binary exists and is executable)", r.binary, err))
+	}
+	go cmd.Wait() // reap it if it ends while this host lives
+	sp := spec{Home: r.home, DBPath: r.store.Path(), JobID: job.ID, Env: env}
+	err = json.NewEncoder(specW).Encode(&sp)
+	specW.Close()
+	if err != nil {
+		statusR.Close()
+		return fail(fmt.Errorf("hand job to supervisor: %w", err))
+	}
+	return r.awaitStartup(ctx, job, statusR, fail)
+}
+
+// awaitStartup reads the supervisor's one-line report: "ok" once the child
+// runs or the job has settled, "error: …" when it could not prepare the job.
+func (r *Runner) awaitStartup(ctx context.Context, job *bgcmd.Job, statusR *os.File, fail func(error) error) error {
+	defer statusR.Close()
+	_ = statusR.SetReadDeadline(time.Now().Add(startupTimeout))
+	line, err := bufio.NewReader(statusR).ReadString('\n')
+	line = strings.TrimSpace(line)
+	switch {
+	case line == "ok":
+		return nil
+	case strings.HasPrefix(line, "error: "):
+		return errors.New(strings.TrimPrefix(line, "error: "))
+	}
+	rec, gerr := r.store.Get(context.WithoutCancel(ctx), job.ID)
+	if gerr == nil && rec.State.Settled() {
+		return nil
+	}
+	why := "exited before reporting"
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		why = fmt.Sprintf("did not report within %s", startupTimeout)
+	} else if err != nil && !errors.Is(err, io.EOF) {
+		why = err.Error()
+	}
+	logText, _ := os.ReadFile(filepath.Join(r.jobDir(job.ID), "supervisor.log"))
+	return fail(fmt.Errorf("detached supervisor %s %s: %s", r.binary, why, strings.TrimSpace(string(logText))))
+}
+
+// supervisorEnv is the supervisor's own environment: only what it needs to
+// run, never the job's (which travels in the spec).
+func supervisorEnv() []string {
+	var env []string
+	for _, k := range []string{"PATH", "TMPDIR", "GORACE", "GOCOVERDIR"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+// MaybeSupervise turns this process into a detached supervisor when it was
+// started as one (os.Args[1] == SuperviseCommand): it supervises the job and
+// exits. Otherwise it returns at once. bgcmd's main calls it first; a Go host
+// that sets Options.Binary to its own executable must do the same.
+func MaybeSupervise() {
+	if len(os.Args) < 2 || os.Args[1] != SuperviseCommand {
+		return
+	}
+	if err := Supervise(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, "bgcmd supervisor:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// Supervise is the body of a detached supervisor: it reads its spec from
+// file descriptor 3, claims the job, runs the child under the shared
+// supervise loop, reports startup on descriptor 4 and settles the job.
+func Supervise(ctx context.Context) error {
+	signal.Ignore(syscall.SIGHUP, syscall.SIGPIPE, syscall.SIGINT)
+	specF := os.NewFile(3, "spec")
+	statusF := os.NewFile(4, "status")
+	if specF == nil || statusF == nil {
+		return errors.New("no spec pipe: this command is started by bgcmd itself")
+	}
+	report := func(msg string) {
+		if statusF != nil {
+			fmt.Fprintln(statusF, msg)
+			statusF.Close()
+			statusF = nil
+		}
+	}
+	defer report("error: supervisor ended without a report")
+	var sp spec
+	err := json.NewDecoder(specF).Decode(&sp)
+	specF.Close()
+	if err != nil {
+		report("error: read spec: " + err.Error())
+		return fmt.Errorf("read spec: %w", err)
+	}
+	st, err := jobstore.Open(ctx, jobstore.Options{Path: sp.DBPath})
+	if err != nil {
+		report("error: " + err.Error())
+		return err
+	}
+	defer st.Close()
+	self := os.Getpid()
+	if err := st.Claim(ctx, jobstore.ClaimParams{ID: sp.JobID, SupervisorPID: self,
+		SupervisorStart: processStart(self), BootID: bootID()}); err != nil {
+		report("error: " + err.Error())
+		return err
+	}
+	rec, err := st.Get(ctx, sp.JobID)
+	if err != nil {
+		report("error: " + err.Error())
+		return err
+	}
+	sup := &supervisor{
+		store: st, arts: &artifacts.Store{Dir: filepath.Join(sp.Home, "artifacts")},
+		job: &rec.Job, dir: filepath.Join(sp.Home, "jobs", sp.JobID), env: sp.Env, now: st.Now,
+		started: make(chan error, 1), kick: make(chan struct{}, 1), done: make(chan struct{}),
+	}
+	go sup.run()
+	if err := <-sup.started; err != nil {
+		report("error: " + err.Error())
+	} else {
+		report("ok")
+	}
+	<-sup.done
+	return nil
+}

@@ -1,0 +1,24 @@
+// Package runner starts, supervises, kills and awaits background commands,
+// and reconciles jobs whose supervisor died.
+//
+// A host calls Start and gets a job id at once. Each job gets a supervisor
+// that is the child's parent: it puts the child in its own process group,
+// pumps both pipes into capped, indexed log files, enforces the timeout
+// (SIGTERM to the group, SIGKILL after the grace period) and the byte cap,
+// kills what is left of the group after the main process exits, writes an
+// exit record file and then the terminal transition with the banked
+// artifacts, in one transaction.
+//
+// The supervisor runs in one of two modes sharing one supervise loop:
+// in-process (a goroutine in the host, for Go programs that do not ship the
+// bgcmd binary) or detached (the bgcmd binary re-executed with the hidden
+// subcommand named by SuperviseCommand, in its own session, so the command
+// outlives the host). A Go host that wants detached supervision without
+// shipping bgcmd calls MaybeSupervise at the top of its own main and sets
+// Options.Binary to its own executable.
+//
+// Kill, Await and Status work from any process that opens the same home: a
+// kill request is recorded in the store and announced by a file in the
+// job's directory, which the supervisor watches with inotify; Await watches
+// the same directory for the settle.
+package runner

@@ -1,0 +1,90 @@
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/bgcmd/bgcmd"
+	"github.com/bgcmd/bgcmd/artifacts"
+)
+
+// exitRecordName is the file a supervisor writes in the job directory when
+// the child has ended, before it writes the terminal row. Reconcile settles a
+// job from it when the supervisor died between the two.
+const exitRecordName = "exit.json"
+
+// exitRecord is the outcome of a job as the supervisor saw it.
+type exitRecord struct {
+	State      bgcmd.State                         `json:"state"`
+	ExitCode   *int                                `json:"exit_code,omitempty"`
+	Signal     string                              `json:"signal,omitempty"`
+	Error      string                              `json:"error,omitempty"`
+	FinishedAt time.Time                           `json:"finished_at"`
+	Detail     map[string]any                      `json:"detail,omitempty"`
+	Streams    map[bgcmd.Stream]*artifacts.Summary `json:"streams,omitempty"`
+}
+
+// writeExitRecord writes rec atomically: a temp file, fsync, rename, fsync
+// of the directory.
+func writeExitRecord(dir string, rec *exitRecord) error {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("encode exit record: %w", err)
+	}
+	return writeFileAtomic(filepath.Join(dir, exitRecordName), b)
+}
+
+// readExitRecord returns the job's exit record, or nil when there is none.
+func readExitRecord(dir string) (*exitRecord, error) {
+	b, err := os.ReadFile(filepath.Join(dir, exitRecordName))
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read exit record: %w", err)
+	}
+	var rec exitRecord
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return nil, fmt.Errorf("decode exit record %s: %w", filepath.Join(dir, exitRecordName), err)
+	}
+	return &rec, nil
+}
+
+func writeFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	return nil
+}

@@ -1,0 +1,125 @@
+package runner_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bgcmd/bgcmd"
+	"github.com/bgcmd/bgcmd/artifacts"
+	"github.com/bgcmd/bgcmd/jobstore"
+	"github.com/bgcmd/bgcmd/policy"
+	"github.com/bgcmd/bgcmd/runner"
+)
+
+// fixture returns the absolute path of a testdata script.
+func fixture(t testing.TB, name string) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	p, err := filepath.Abs(filepath.Join(filepath.Dir(file), "..", "testdata", name))
+	require.NoError(t, err)
+	return p
+}
+
+// env is one test's home, store, policy and runner.
+type env struct {
+	t      testing.TB
+	home   string
+	root   string
+	store  *jobstore.Store
+	policy *policy.Policy
+	r      *runner.Runner
+}
+
+// allowedFixtures are allowlisted in every test policy.
+var allowedFixtures = []string{"exit-with.sh", "ignore-term.sh", "print-bytes.sh",
+	"fork-grandchild.sh", "slow-lines.sh", "kill-self.sh", "wait-for-file.sh"}
+
+func newEnv(t testing.TB, detached bool) *env {
+	t.Helper()
+	home := t.TempDir()
+	root := t.TempDir()
+	st, err := jobstore.Open(context.Background(), jobstore.Options{Path: filepath.Join(home, "bgcmd.db")})
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	pol := &policy.Policy{CwdRoot: root, DefaultTimeout: time.Minute, KillGrace: 2 * time.Second,
+		AllowedExecutables: []string{"/usr/bin/env", "/nonexistent/bin/tool", "/bin/sh"}}
+	for _, f := range allowedFixtures {
+		pol.AllowedExecutables = append(pol.AllowedExecutables, fixture(t, f))
+	}
+	e := &env{t: t, home: home, root: root, store: st, policy: pol}
+	e.r = e.newRunner(detached)
+	return e
+}
+
+func (e *env) newRunner(detached bool) *runner.Runner {
+	e.t.Helper()
+	opts := runner.Options{Store: e.store, Home: e.home, Policy: e.policy, Detached: detached}
+	if detached {
+		opts.Binary = os.Args[0] // TestMain calls runner.MaybeSupervise
+	}
+	r, err := runner.New(context.Background(), opts)
+	require.NoError(e.t, err)
+	e.t.Cleanup(func() { r.Close() })
+	return r
+}
+
+func (e *env) start(argv []string, o runner.StartOptions) *bgcmd.Job {
+	e.t.Helper()
+	j, err := e.r.Start(context.Background(), argv, o)
+	require.NoError(e.t, err)
+	return j
+}
+
+// await waits (bounded generously) for the job to settle.
+func (e *env) await(id string) *bgcmd.Status {
+	e.t.Helper()
+	s, err := e.r.Await(context.Background(), id, time.Minute)
+	require.NoError(e.t, err)
+	require.True(e.t, s.State.Settled(), "job %s did not settle: %+v", id, s)
+	return s
+}
+
+// output reads a whole stream back raw.
+func (e *env) output(id string, st bgcmd.Stream) string {
+	e.t.Helper()
+	var b strings.Builder
+	var off int64
+	for {
+		res, err := e.r.ReadOutput(context.Background(), id, st, artifacts.Page{Offset: off, Limit: artifacts.MaxPageBytes, Raw: true})
+		require.NoError(e.t, err)
+		b.Write(res.Data)
+		if len(res.Data) == 0 || !res.HasMore && res.NextOffset >= res.TotalSize {
+			return b.String()
+		}
+		off = res.NextOffset
+	}
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func processAlive(pid int) bool {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i > 0 && len(b) > i+2 && b[i+2] != 'Z'
+}

@@ -1,0 +1,167 @@
+package runner
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// procStat is what bgcmd reads from /proc/<pid>/stat.
+type procStat struct {
+	state byte
+	pgrp  int
+	// start is the process start time in clock ticks after boot (field 22).
+	start int64
+}
+
+// readProcStat reads /proc/<pid>/stat. The command name (field 2) may hold
+// spaces and parentheses, so fields are counted after its last ')'.
+func readProcStat(pid int) (procStat, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procStat{}, err
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return procStat{}, fmt.Errorf("parse /proc/%d/stat", pid)
+	}
+	f := strings.Fields(string(b[i+2:]))
+	// f[0] is field 3 (state); field N is f[N-3].
+	if len(f) < 20 {
+		return procStat{}, fmt.Errorf("parse /proc/%d/stat: %d fields", pid, len(f))
+	}
+	pgrp, err1 := strconv.Atoi(f[2])
+	start, err2 := strconv.ParseInt(f[19], 10, 64)
+	if err1 != nil || err2 != nil {
+		return procStat{}, fmt.Errorf("parse /proc/%d/stat", pid)
+	}
+	return procStat{state: f[0][0], pgrp: pgrp, start: start}, nil
+}
+
+// processStart returns pid's start time, or 0 when it cannot be read.
+func processStart(pid int) int64 {
+	st, err := readProcStat(pid)
+	if err != nil {
+		return 0
+	}
+	return st.start
+}
+
+// alive reports whether pid is a live (not zombie) process that started at
+// start; a recycled pid with another start time is not the same process.
+func alive(pid int, start int64) bool {
+	if pid <= 0 {
+		return false
+	}
+	st, err := readProcStat(pid)
+	if err != nil || st.state == 'Z' || st.state == 'X' {
+		return false
+	}
+	return start == 0 || st.start == start
+}
+
+// bootID identifies this boot of the machine; pids and start times are only
+// comparable within one boot.
+func bootID() string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// groupMembers lists the live processes whose process group is pgid.
+func groupMembers(pgid int) []int {
+	if pgid <= 1 {
+		return nil
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		st, err := readProcStat(pid)
+		if err != nil || st.state == 'Z' || st.state == 'X' {
+			continue
+		}
+		if st.pgrp == pgid {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// signalGroup sends sig to every process of the group; a group that is
+// already gone is not an error.
+func signalGroup(pgid int, sig syscall.Signal) error {
+	if pgid <= 1 {
+		return fmt.Errorf("refuse to signal process group %d", pgid)
+	}
+	if err := syscall.Kill(-pgid, sig); err != nil && err != syscall.ESRCH {
+		return fmt.Errorf("signal process group %d: %w", pgid, err)
+	}
+	return nil
+}
+
+// killLeftovers SIGKILLs whatever is left of the group and reports how many
+// processes that was.
+func killLeftovers(pgid int) int {
+	n := len(groupMembers(pgid))
+	if n > 0 {
+		_ = signalGroup(pgid, syscall.SIGKILL)
+	}
+	return n
+}
+
+// signalNames maps the signals a caller may name to their numbers.
+var signalNames = map[string]syscall.Signal{
+	"SIGTERM": syscall.SIGTERM, "SIGKILL": syscall.SIGKILL, "SIGINT": syscall.SIGINT,
+	"SIGHUP": syscall.SIGHUP, "SIGQUIT": syscall.SIGQUIT, "SIGUSR1": syscall.SIGUSR1,
+	"SIGUSR2": syscall.SIGUSR2, "SIGABRT": syscall.SIGABRT, "SIGALRM": syscall.SIGALRM,
+	"SIGPIPE": syscall.SIGPIPE, "SIGSEGV": syscall.SIGSEGV, "SIGBUS": syscall.SIGBUS,
+	"SIGFPE": syscall.SIGFPE, "SIGILL": syscall.SIGILL, "SIGTRAP": syscall.SIGTRAP,
+	"SIGXCPU": syscall.SIGXCPU, "SIGXFSZ": syscall.SIGXFSZ, "SIGSYS": syscall.SIGSYS,
+	"SIGVTALRM": syscall.SIGVTALRM, "SIGPROF": syscall.SIGPROF,
+}
+
+// ParseSignal accepts "TERM", "SIGTERM", "sigterm" or a number and returns
+// the signal with its canonical name. "" means SIGTERM.
+func ParseSignal(s string) (syscall.Signal, string, error) {
+	if s == "" {
+		return syscall.SIGTERM, "SIGTERM", nil
+	}
+	if n, err := strconv.Atoi(s); err == nil {
+		name := SignalName(syscall.Signal(n))
+		if _, ok := signalNames[name]; ok {
+			return syscall.Signal(n), name, nil
+		}
+		return 0, "", fmt.Errorf("unknown signal %q: use a name such as SIGTERM, SIGINT or SIGKILL", s)
+	}
+	name := strings.ToUpper(s)
+	if !strings.HasPrefix(name, "SIG") {
+		name = "SIG" + name
+	}
+	sig, ok := signalNames[name]
+	if !ok {
+		return 0, "", fmt.Errorf("unknown signal %q: use a name such as SIGTERM, SIGINT or SIGKILL", s)
+	}
+	return sig, name, nil
+}
+
+// SignalName returns the conventional name of sig, e.g. "SIGKILL".
+func SignalName(sig syscall.Signal) string {
+	for name, s := range signalNames {
+		if s == sig {
+			return name
+		}
+	}
+	return "SIG" + strconv.Itoa(int(sig))
+}

@@ -1,0 +1,191 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/bgcmd/bgcmd"
+	"github.com/bgcmd/bgcmd/artifacts"
+	"github.com/bgcmd/bgcmd/jobstore"
+)
+
+// ReconcileReport says what one reconcile pass did.
+type ReconcileReport struct {
+	// Checked running jobs of this host.
+	Checked int `json:"checked"`
+	// Alive: their supervisor is alive; left alone.
+	Alive int `json:"alive"`
+	// FromExitRecord: settled from the exit record the supervisor wrote
+	// before it died.
+	FromExitRecord int `json:"from_exit_record"`
+	// Orphaned: no exit record; leftover processes killed, logs banked.
+	Orphaned int `json:"orphaned"`
+	// Lost: settled meanwhile by someone else (another reconciler, or the
+	// supervisor itself).
+	Lost int `json:"lost"`
+}
+
+// Reconcile settles every running job of this host whose supervisor is gone:
+// from its exit record when there is one (the true exit status), else as
+// orphaned after killing what remains of its process group and banking its
+// logs as they are. Jobs whose supervisor is alive are left alone. After a
+// reboot every running job is reconciled. It is idempotent and safe when two
+// processes run it at once: each job is settled once.
+func (r *Runner) Reconcile(ctx context.Context) (*ReconcileReport, error) {
+	recs, err := r.store.RunningOnHost(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reconcile: %w", err)
+	}
+	rep := &ReconcileReport{}
+	var errs []error
+	for _, rec := range recs {
+		rep.Checked++
+		res, err := r.reconcileJob(ctx, rec)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		switch res {
+		case reconcileAlive:
+			rep.Alive++
+		case reconcileExitRecord:
+			rep.FromExitRecord++
+		case reconcileOrphaned:
+			rep.Orphaned++
+		case reconcileLost:
+			rep.Lost++
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return rep, fmt.Errorf("reconcile: %w", err)
+	}
+	return rep, nil
+}
+
+type reconcileResult int
+
+const (
+	reconcileAlive reconcileResult = iota
+	reconcileExitRecord
+	reconcileOrphaned
+	reconcileLost
+)
+
+// supervisorAlive reports whether the job's supervisor still runs in this
+// boot of the machine.
+func (r *Runner) supervisorAlive(rec *jobstore.Record) bool {
+	if rec.BootID != "" && r.boot != "" && rec.BootID != r.boot {
+		return false
+	}
+	if r.liveSupervisor(rec.ID) != nil {
+		return true
+	}
+	return alive(rec.SupervisorPID, rec.SupervisorStart)
+}
+
+func (r *Runner) reconcileJob(ctx context.Context, rec *jobstore.Record) (reconcileResult, error) {
+	if r.supervisorAlive(rec) {
+		return reconcileAlive, nil
+	}
+	// Two reconcilers of one job take turns: the second finds it settled.
+	lockPath := r.jobDir(rec.ID) + ".reconcile.lock"
+	unlock, err := lockFile(lockPath)
+	if err != nil {
+		return 0, fmt.Errorf("job %s: %w", rec.ID, err)
+	}
+	defer func() {
+		os.Remove(lockPath)
+		unlock()
+	}()
+	fresh, err := r.store.Get(ctx, rec.ID)
+	if err != nil {
+		return 0, err
+	}
+	if fresh.State.Settled() {
+		return reconcileLost, nil
+	}
+	if fresh.SupervisorPID != rec.SupervisorPID || fresh.SupervisorStart != rec.SupervisorStart {
+		rec = fresh
+		if r.supervisorAlive(rec) {
+			return reconcileAlive, nil
+		}
+	}
+	dir := r.jobDir(rec.ID)
+	exit, err := readExitRecord(dir)
+	if err != nil {
+		exit = nil // a torn record is no record: settle as orphaned
+	}
+	result := reconcileExitRecord
+	if exit == nil {
+		result = reconcileOrphaned
+		exit = r.orphanRecord(rec, dir)
+	}
+	arts, berr := bankStreams(r.arts, dir, exit)
+	if berr != nil {
+		exit.Error = joinMsg(exit.Error, berr.Error())
+	}
+	_, err = settleWithRetry(ctx, r.store, rec.ID, exit, arts, rec.SupervisorPID)
+	switch {
+	case errors.Is(err, bgcmd.ErrInvalidTransition):
+		return reconcileLost, nil
+	case err != nil:
+		return 0, fmt.Errorf("job %s: %w", rec.ID, err)
+	}
+	os.RemoveAll(dir)
+	return result, nil
+}
+
+// orphanRecord kills what is left of the job's process group (only when the
+// group is provably the job's) and describes the orphaning.
+func (r *Runner) orphanRecord(rec *jobstore.Record, dir string) *exitRecord {
+	killed := 0
+	sameBoot := rec.BootID == "" || rec.BootID == r.boot
+	if sameBoot && rec.PGID > 1 {
+		leader, err := readProcStat(rec.PID)
+		leaderIsOurs := err == nil && leader.start == rec.PIDStart
+		leaderGone := err != nil
+		if leaderIsOurs || leaderGone {
+			killed = killLeftovers(rec.PGID)
+		}
+	}
+	streams := map[bgcmd.Stream]*artifacts.Summary{}
+	var kept [2]int64
+	for i, st := range []bgcmd.Stream{bgcmd.Stdout, bgcmd.Stderr} {
+		if fi, err := os.Stat(filepath.Join(dir, string(st)+".log")); err == nil {
+			kept[i] = fi.Size()
+		}
+		streams[st] = nil
+	}
+	why := fmt.Sprintf("supervisor (pid %d) died", rec.SupervisorPID)
+	if !sameBoot {
+		why = "the machine rebooted"
+	}
+	msg := fmt.Sprintf("%s without recording an exit; killed %d leftover process(es) of group %d; kept %d bytes of stdout and %d bytes of stderr",
+		why, killed, rec.PGID, kept[0], kept[1])
+	return &exitRecord{State: bgcmd.StateOrphaned, Error: msg, FinishedAt: r.now().UTC(),
+		Detail: map[string]any{"leftover_processes_killed": killed, "reason": why}, Streams: streams}
+}
+
+// lockFile takes an exclusive flock on path, creating it, and returns the
+// function that releases it.
+func lockFile(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open lock: %w", err)
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return func() { f.Close() }, nil
+}

@@ -1,0 +1,131 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/bgcmd/bgcmd/artifacts"
+	"github.com/bgcmd/bgcmd/jobstore"
+	"github.com/bgcmd/bgcmd/policy"
+)
+
+// Options configure a Runner. Zero values take the documented defaults.
+type Options struct {
+	// Store is the open job store (required).
+	Store *jobstore.Store
+	// Home is the state directory: logs under jobs/, artifacts under
+	// artifacts/ (required).
+	Home string
+	// Policy checks every start; nil refuses every start.
+	Policy *policy.Policy
+	// Detached runs each supervisor as its own process (the bgcmd binary
+	// re-executed with SuperviseCommand) so commands outlive the host.
+	// False supervises in a goroutine of this process.
+	Detached bool
+	// Binary is the executable re-executed for detached supervisors;
+	// default os.Executable(). Its main must call MaybeSupervise (bgcmd's
+	// does).
+	Binary string
+	// Session is the default session of Start; default "default".
+	Session string
+	// Now is the clock; default the store's.
+	Now func() time.Time
+	// SkipReconcile leaves orphaned jobs alone in New (Reconcile can still
+	// be called).
+	SkipReconcile bool
+}
+
+// Runner starts and supervises jobs. It is safe for concurrent use.
+type Runner struct {
+	store    *jobstore.Store
+	home     string
+	jobsDir  string
+	arts     *artifacts.Store
+	policy   *policy.Policy
+	detached bool
+	binary   string
+	session  string
+	now      func() time.Time
+	boot     string
+	selfPID  int
+	selfTime int64
+
+	mu   sync.Mutex
+	live map[string]*supervisor // in-process supervisors of this runner
+	wg   sync.WaitGroup
+}
+
+// New makes a Runner over an open store. Unless opts.SkipReconcile is set
+// it first reconciles this host's jobs whose supervisor died.
+func New(ctx context.Context, opts Options) (*Runner, error) {
+	if opts.Store == nil {
+		return nil, errors.New("new runner: nil store")
+	}
+	if opts.Home == "" {
+		return nil, errors.New("new runner: empty home directory")
+	}
+	home, err := filepath.Abs(opts.Home)
+	if err != nil {
+		return nil, fmt.Errorf("new runner: %w", err)
+	}
+	if opts.Session == "" {
+		opts.Session = "default"
+	}
+	if opts.Now == nil {
+		opts.Now = opts.Store.Now
+	}
+	if opts.Detached && opts.Binary == "" {
+		if opts.Binary, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("new runner: find own executable for detached supervisors: %w", err)
+		}
+	}
+	r := &Runner{
+		store: opts.Store, home: home, jobsDir: filepath.Join(home, "jobs"),
+		arts:   &artifacts.Store{Dir: filepath.Join(home, "artifacts")},
+		policy: opts.Policy, detached: opts.Detached, binary: opts.Binary,
+		session: opts.Session, now: opts.Now, boot: bootID(),
+		selfPID: os.Getpid(), live: map[string]*supervisor{},
+	}
+	r.selfTime = processStart(r.selfPID)
+	for _, d := range []string{r.jobsDir, r.arts.Dir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, fmt.Errorf("new runner: create %s: %w (check that the home is writable)", d, err)
+		}
+	}
+	if !opts.SkipReconcile {
+		if _, err := r.Reconcile(ctx); err != nil {
+			return nil, fmt.Errorf("new runner: %w", err)
+		}
+	}
+	return r, nil
+}
+
+// Store returns the runner's job store.
+func (r *Runner) Store() *jobstore.Store { return r.store }
+
+// Home returns the runner's state directory.
+func (r *Runner) Home() string { return r.home }
+
+// Policy returns the policy every Start is checked against (nil refuses
+// everything).
+func (r *Runner) Policy() *policy.Policy { return r.policy }
+
+// Close waits for the runner's in-process supervisors to finish. Detached
+// supervisors are independent processes and keep running.
+func (r *Runner) Close() error {
+	r.wg.Wait()
+	return nil
+}
+
+func (r *Runner) jobDir(id string) string { return filepath.Join(r.jobsDir, id) }
+
+func (r *Runner) liveSupervisor(id string) *supervisor {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.live[id]
+}

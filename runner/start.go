@@ -1,0 +1,106 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/bgcmd/bgcmd"
+	"github.com/bgcmd/bgcmd/jobstore"
+	"github.com/bgcmd/bgcmd/policy"
+)
+
+// StartOptions are the per-start choices of a caller. Zero values take the
+// policy's defaults; values above the policy's ceilings are refused.
+type StartOptions struct {
+	// Cwd is the working directory; "" means the policy's root, and a
+	// relative path resolves against it.
+	Cwd string
+	// Env nil inherits this process's environment; a non-nil map replaces
+	// it: the child gets exactly these variables.
+	Env map[string]string
+	// Timeout bounds the command (SIGTERM, then SIGKILL after the grace).
+	Timeout time.Duration
+	// MaxOutputBytes caps each stream exactly.
+	MaxOutputBytes int64
+	// Session groups jobs for counters and history; default the runner's.
+	Session string
+	// Labels are free-form key/value tags stored with the job.
+	Labels map[string]string
+}
+
+// Start checks argv against the policy and starts it under a supervisor. It
+// returns as soon as the process is running and its row is durable, with the
+// job in state running (or start_failed, with Error saying why, when the
+// allowlisted executable could not be started).
+//
+// A policy refusal creates no job: it is recorded in the refusals table and
+// returned as a *policy.Refusal. A failure to prepare the job's log
+// directory or to launch a detached supervisor is returned as an error, and
+// leaves no job running.
+func (r *Runner) Start(ctx context.Context, argv []string, o StartOptions) (*bgcmd.Job, error) {
+	session := o.Session
+	if session == "" {
+		session = r.session
+	}
+	dec, err := policy.Check(r.policy, policy.Request{Argv: argv, Cwd: o.Cwd, Env: o.Env,
+		Timeout: o.Timeout, MaxOutputBytes: o.MaxOutputBytes})
+	if err != nil {
+		var ref *policy.Refusal
+		if errors.As(err, &ref) {
+			rerr := r.store.RecordRefusal(ctx, &bgcmd.Refusal{Session: session, Argv: argv,
+				Cwd: o.Cwd, Code: string(ref.Code), Message: ref.Message})
+			return nil, errors.Join(err, rerr)
+		}
+		return nil, err
+	}
+	job := &bgcmd.Job{
+		Session: session, Argv: dec.Argv, Exe: dec.Exe, Cwd: dec.Cwd,
+		EnvReplaced: dec.EnvReplaced, EnvNames: dec.EnvNames,
+		Timeout: dec.Timeout, KillGrace: dec.KillGrace, MaxOutputBytes: dec.MaxOutputBytes,
+		Labels: o.Labels, SupervisorPID: r.selfPID, SupervisorStart: r.selfTime,
+		BootID: r.boot, Detached: r.detached,
+	}
+	job.ID = jobstore.NewID()
+	dir := r.jobDir(job.ID)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("start: create job directory %s: %w (check that the home is writable and has space)", dir, err)
+	}
+	if err := r.store.Create(ctx, job); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("start: %w", err)
+	}
+	if r.detached {
+		err = r.launchDetached(ctx, job, dec.Env)
+	} else {
+		err = r.startInProcess(job, dec.Env)
+	}
+	rec, gerr := r.store.Get(context.WithoutCancel(ctx), job.ID)
+	if gerr != nil {
+		return nil, errors.Join(err, gerr)
+	}
+	if err != nil {
+		return &rec.Job, err
+	}
+	return &rec.Job, nil
+}
+
+// startInProcess runs the supervise loop in a goroutine and waits until the
+// child has started (or failed to).
+func (r *Runner) startInProcess(job *bgcmd.Job, env []string) error {
+	sup := r.newSupervisor(job, env)
+	r.mu.Lock()
+	r.live[job.ID] = sup
+	r.mu.Unlock()
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		sup.run()
+		r.mu.Lock()
+		delete(r.live, job.ID)
+		r.mu.Unlock()
+	}()
+	return <-sup.started
+}

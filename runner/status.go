@@ -1,0 +1,235 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/bgcmd/bgcmd"
+	"github.com/bgcmd/bgcmd/artifacts"
+	"github.com/bgcmd/bgcmd/jobstore"
+)
+
+// Status returns the job's status with its tail preview and the session's
+// counters. Reading a settled job marks it seen (it leaves the session's
+// finished counter). Unknown ids wrap bgcmd.ErrNotFound.
+func (r *Runner) Status(ctx context.Context, id string) (*bgcmd.Status, error) {
+	rec, err := r.store.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return r.status(ctx, rec, true)
+}
+
+// Peek is Status without marking a settled job seen.
+func (r *Runner) Peek(ctx context.Context, id string) (*bgcmd.Status, error) {
+	rec, err := r.store.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return r.status(ctx, rec, false)
+}
+
+// Counters returns the session's running and finished (settled, unread)
+// job counts.
+func (r *Runner) Counters(ctx context.Context, session string) (bgcmd.Counters, error) {
+	if session == "" {
+		session = r.session
+	}
+	return r.store.Counters(ctx, session)
+}
+
+// StatusOf builds the status of a job record already read, marking it seen
+// when markSeen is set and it has settled.
+func (r *Runner) StatusOf(ctx context.Context, rec *jobstore.Record, markSeen bool) (*bgcmd.Status, error) {
+	return r.status(ctx, rec, markSeen)
+}
+
+func (r *Runner) status(ctx context.Context, rec *jobstore.Record, markSeen bool) (*bgcmd.Status, error) {
+	j := &rec.Job
+	s := &bgcmd.Status{
+		ID: j.ID, Session: j.Session, Argv: j.Argv, Exe: j.Exe, Cwd: j.Cwd, State: j.State,
+		ExitCode: j.ExitCode, Signal: j.Signal, Error: j.Error, PID: j.PID, PGID: j.PGID,
+		SupervisorPID: j.SupervisorPID, Detached: j.Detached, Labels: j.Labels,
+		CreatedAt: j.CreatedAt, StartedAt: j.StartedAt, FinishedAt: j.FinishedAt,
+		DurationMS: j.Duration(r.now()).Milliseconds(),
+	}
+	var sources [2]artifacts.Source
+	if j.State.Settled() {
+		arts, err := r.store.Artifacts(ctx, j.ID)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range arts {
+			ss := bgcmd.StreamStatus{Bytes: a.Bytes, SHA256: a.SHA256, ArtifactID: a.ID, Capped: a.Capped}
+			src := r.artifactSource(a.SHA256)
+			if a.Stream == bgcmd.Stdout {
+				s.Stdout, sources[0] = ss, src
+			} else {
+				s.Stderr, sources[1] = ss, src
+			}
+		}
+		if markSeen {
+			if _, err := r.store.MarkSeen(ctx, j.ID); err != nil {
+				return nil, err
+			}
+		}
+	} else {
+		for i, st := range []bgcmd.Stream{bgcmd.Stdout, bgcmd.Stderr} {
+			sources[i] = r.liveSource(j.ID, st)
+			if fi, err := os.Stat(sources[i].Path); err == nil {
+				if st == bgcmd.Stdout {
+					s.Stdout.Bytes = fi.Size()
+				} else {
+					s.Stderr.Bytes = fi.Size()
+				}
+			}
+		}
+	}
+	s.TailPreview = preview(sources)
+	c, err := r.store.Counters(ctx, j.Session)
+	if err != nil {
+		return nil, err
+	}
+	s.Counters = c
+	return s, nil
+}
+
+// preview is the last MaxPreviewChars characters of the output: stdout's
+// tail, then stderr's when it has any, each shortened to fit.
+func preview(sources [2]artifacts.Source) string {
+	var parts [2]string
+	for i, src := range sources {
+		if src.Path == "" {
+			continue
+		}
+		p, err := artifacts.Preview(src, bgcmd.MaxPreviewChars)
+		if err == nil {
+			parts[i] = p
+		}
+	}
+	if parts[1] == "" {
+		return parts[0]
+	}
+	if parts[0] == "" {
+		return parts[1]
+	}
+	half := bgcmd.MaxPreviewChars / 2
+	out, errText := []rune(parts[0]), []rune(parts[1])
+	switch {
+	case len(out)+len(errText)+len("\n[stderr]\n") <= bgcmd.MaxPreviewChars:
+	case len(errText) < half:
+		out = out[len(out)-(bgcmd.MaxPreviewChars-len(errText)-len("\n[stderr]\n")):]
+	case len(out) < half:
+		errText = errText[len(errText)-(bgcmd.MaxPreviewChars-len(out)-len("\n[stderr]\n")):]
+	default:
+		keep := half - len("\n[stderr]\n")
+		out = out[len(out)-keep:]
+		errText = errText[len(errText)-half:]
+	}
+	return string(out) + "\n[stderr]\n" + string(errText)
+}
+
+func (r *Runner) liveSource(id string, st bgcmd.Stream) artifacts.Source {
+	p := filepath.Join(r.jobDir(id), string(st)+".log")
+	return artifacts.Source{Path: p, IndexPath: p + ".idx"}
+}
+
+func (r *Runner) artifactSource(sha string) artifacts.Source {
+	p := r.arts.Path(sha)
+	return artifacts.Source{Path: p, IndexPath: p + ".idx", Final: true}
+}
+
+// Await returns the job's status once it has settled, or its current status
+// when maxWait elapses: the wait is bounded, never the command, and an
+// elapsed wait is not an error. It notices a settle made by another process
+// through a watch on the job's directory, not by polling the database.
+func (r *Runner) Await(ctx context.Context, id string, maxWait time.Duration) (*bgcmd.Status, error) {
+	timer := time.NewTimer(maxWait)
+	defer timer.Stop()
+	var watch *dirWatch
+	defer func() {
+		if watch != nil {
+			watch.Close()
+		}
+	}()
+	for {
+		rec, err := r.store.Get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if rec.State.Settled() {
+			return r.status(ctx, rec, true)
+		}
+		var wake <-chan struct{}
+		if sup := r.liveSupervisor(id); sup != nil {
+			wake = sup.done
+		} else {
+			if watch == nil {
+				if w, err := watchDir(r.jobDir(id)); err == nil {
+					watch = w
+					continue // re-read: the settle may have landed before the watch
+				}
+			}
+			if watch != nil {
+				wake = watch.C
+			}
+		}
+		select {
+		case <-wake:
+		case <-time.After(time.Second): // a safety net under the watch
+		case <-timer.C:
+			return r.status(ctx, rec, false)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// ReadOutput returns one page of a job's stdout or stderr, from the live log
+// while the job runs and from the banked artifact after; the same bytes give
+// the same answers.
+func (r *Runner) ReadOutput(ctx context.Context, id string, stream bgcmd.Stream, page artifacts.Page) (*artifacts.Result, error) {
+	if !stream.Valid() {
+		return nil, fmt.Errorf("read output: unknown stream %q (stdout or stderr)", stream)
+	}
+	for attempt := 0; ; attempt++ {
+		src, err := r.Source(ctx, id, stream)
+		if err != nil {
+			return nil, err
+		}
+		res, err := artifacts.Read(src, page)
+		if err != nil && !src.Final && errors.Is(err, os.ErrNotExist) && attempt == 0 {
+			continue // the job settled and its log moved to the artifact store
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s of job %s: %w", stream, id, err)
+		}
+		return res, nil
+	}
+}
+
+// Source locates a job stream's bytes: the live log while the job runs, the
+// banked artifact after.
+func (r *Runner) Source(ctx context.Context, id string, stream bgcmd.Stream) (artifacts.Source, error) {
+	rec, err := r.store.Get(ctx, id)
+	if err != nil {
+		return artifacts.Source{}, err
+	}
+	if !rec.State.Settled() {
+		return r.liveSource(id, stream), nil
+	}
+	arts, err := r.store.Artifacts(ctx, id)
+	if err != nil {
+		return artifacts.Source{}, err
+	}
+	for _, a := range arts {
+		if a.Stream == stream {
+			return r.artifactSource(a.SHA256), nil
+		}
+	}
+	return artifacts.Source{}, fmt.Errorf("job %s settled as %s with no banked %s (%s): nothing to read", id, rec.State, stream, rec.Error)
+}

@@ -1,0 +1,345 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/bgcmd/bgcmd"
+	"github.com/bgcmd/bgcmd/artifacts"
+	"github.com/bgcmd/bgcmd/jobstore"
+)
+
+// pipeSize is the capacity asked of each output pipe (F_SETPIPE_SZ): fewer
+// wake-ups for a chatty child. The kernel may grant less.
+const pipeSize = 1 << 20
+
+// readBufSize is the pump's read buffer.
+const readBufSize = 256 << 10
+
+// drainGrace bounds how long the pumps may keep reading after the main
+// process and its group are gone: a descendant that left the group and kept
+// the pipe open must not hold the job forever.
+const drainGrace = 2 * time.Second
+
+// supervisor owns one job's child process. The same loop serves the
+// in-process and the detached mode.
+type supervisor struct {
+	store *jobstore.Store
+	arts  *artifacts.Store
+	job   *bgcmd.Job
+	dir   string
+	env   []string
+	now   func() time.Time
+
+	// started receives nil once the child runs or the job has settled as
+	// start_failed, and an error when the job could not be prepared.
+	started chan error
+	// kick is poked by an in-process Kill, so it need not wait for the
+	// directory watch.
+	kick chan struct{}
+	// done is closed once the job has settled (or settling failed).
+	done chan struct{}
+}
+
+func (r *Runner) newSupervisor(job *bgcmd.Job, env []string) *supervisor {
+	return &supervisor{
+		store: r.store, arts: r.arts, job: job, dir: r.jobDir(job.ID), env: env, now: r.now,
+		started: make(chan error, 1), kick: make(chan struct{}, 1), done: make(chan struct{}),
+	}
+}
+
+// outcome is how the main process ended and why.
+type outcome struct {
+	state    bgcmd.State
+	exitCode *int
+	signal   string
+	err      string
+	detail   map[string]any
+}
+
+// run supervises the job from spawn to settle. It never panics on a user
+// cause; every path ends in exactly one settle attempt.
+func (s *supervisor) run() {
+	defer close(s.done)
+	ctx := context.Background()
+	out, err := s.supervise(ctx)
+	if err != nil {
+		// The job could not even be prepared: settle it as start_failed so
+		// nothing is left running, and tell the starter.
+		s.settle(ctx, &outcome{state: bgcmd.StateStartFailed, err: err.Error()}, nil)
+		s.started <- err
+		return
+	}
+	s.settle(ctx, out.outcome, out.streams)
+}
+
+// supervised is an outcome plus the captured streams.
+type supervised struct {
+	*outcome
+	streams map[bgcmd.Stream]*artifacts.Capture
+}
+
+func (s *supervisor) supervise(ctx context.Context) (*supervised, error) {
+	streams := map[bgcmd.Stream]*artifacts.Capture{}
+	for _, st := range []bgcmd.Stream{bgcmd.Stdout, bgcmd.Stderr} {
+		c, err := artifacts.NewCapture(artifacts.CaptureOptions{
+			Path: filepath.Join(s.dir, string(st)+".log"), Cap: s.job.MaxOutputBytes})
+		if err != nil {
+			closeCaptures(streams)
+			return nil, fmt.Errorf("prepare %s log: %w", st, err)
+		}
+		streams[st] = c
+	}
+	res := &supervised{streams: streams}
+	readers, writers, err := makePipes()
+	if err != nil {
+		closeCaptures(streams)
+		return nil, err
+	}
+	cmd := &exec.Cmd{
+		Path: s.job.Exe, Args: s.job.Argv, Dir: s.job.Cwd, Env: s.env,
+		Stdout: writers[0], Stderr: writers[1],
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	}
+	if cmd.Env == nil {
+		cmd.Env = []string{}
+	}
+	startErr := cmd.Start()
+	writers[0].Close()
+	writers[1].Close()
+	if startErr != nil {
+		readers[0].Close()
+		readers[1].Close()
+		closeCaptures(streams)
+		res.outcome = &outcome{state: bgcmd.StateStartFailed, err: describeStartError(s.job, startErr)}
+		s.started <- nil
+		return res, nil
+	}
+	pid := cmd.Process.Pid
+	startedAt := s.now()
+	if err := s.store.MarkStarted(ctx, jobstore.StartedParams{ID: s.job.ID, PID: pid, PGID: pid,
+		PIDStart: processStart(pid), StartedAt: startedAt}); err != nil {
+		_ = signalGroup(pid, syscall.SIGKILL)
+	}
+	s.job.PID, s.job.PGID = pid, pid
+	s.started <- nil
+
+	res.outcome = s.watch(ctx, cmd, readers, streams)
+	return res, nil
+}
+
+// watch pumps output and waits for the main process, enforcing the cap, the
+// timeout and kill requests, then kills what is left of the group.
+func (s *supervisor) watch(ctx context.Context, cmd *exec.Cmd, readers [2]*os.File, streams map[bgcmd.Stream]*artifacts.Capture) *outcome {
+	pgid := cmd.Process.Pid
+	capHit := make(chan bgcmd.Stream, 2)
+	pumped := make(chan struct{}, 2)
+	go pump(readers[0], streams[bgcmd.Stdout], bgcmd.Stdout, capHit, pumped)
+	go pump(readers[1], streams[bgcmd.Stderr], bgcmd.Stderr, capHit, pumped)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+
+	watch, werr := watchDir(s.dir)
+	var requests <-chan struct{}
+	if werr == nil {
+		defer watch.Close()
+		requests = watch.C
+	}
+	poll := time.NewTicker(2 * time.Second) // a safety net under inotify
+	defer poll.Stop()
+	timeout := time.NewTimer(s.job.Timeout)
+	defer timeout.Stop()
+	var grace <-chan time.Time
+	var reason bgcmd.State
+	delivered := ""
+	escalate := func() {
+		if grace == nil {
+			grace = time.After(s.job.KillGrace)
+		}
+	}
+	var waitErr error
+loop:
+	for {
+		select {
+		case waitErr = <-exited:
+			break loop
+		case st := <-capHit:
+			if reason == "" {
+				reason = bgcmd.StateOutputLimit
+			}
+			_ = signalGroup(pgid, syscall.SIGKILL)
+			_ = st
+		case <-timeout.C:
+			if reason == "" {
+				reason = bgcmd.StateTimeout
+			}
+			_ = signalGroup(pgid, syscall.SIGTERM)
+			escalate()
+		case <-grace:
+			_ = signalGroup(pgid, syscall.SIGKILL)
+		case <-s.kick:
+			delivered = s.checkKill(ctx, pgid, delivered, &reason, escalate)
+		case _, ok := <-requests:
+			if !ok {
+				requests = nil
+			}
+			delivered = s.checkKill(ctx, pgid, delivered, &reason, escalate)
+		case <-poll.C:
+			delivered = s.checkKill(ctx, pgid, delivered, &reason, escalate)
+		}
+	}
+	leftovers := killLeftovers(pgid)
+	drainPumps(readers, pumped)
+	closeCaptures(streams)
+
+	out := &outcome{state: bgcmd.StateExited, detail: map[string]any{}}
+	if leftovers > 0 {
+		out.detail["leftover_processes_killed"] = leftovers
+	}
+	for st, c := range streams {
+		if c.Summary().Capped && reason == "" {
+			reason = bgcmd.StateOutputLimit
+		}
+		if c.Summary().Capped {
+			out.detail["capped_"+string(st)] = true
+		}
+	}
+	if reason != "" {
+		out.state = reason
+	}
+	var ee *exec.ExitError
+	switch {
+	case waitErr == nil:
+		code := 0
+		out.exitCode = &code
+	case errors.As(waitErr, &ee):
+		ws, _ := ee.Sys().(syscall.WaitStatus)
+		if ws.Signaled() {
+			out.signal = SignalName(ws.Signal())
+		} else {
+			code := ws.ExitStatus()
+			out.exitCode = &code
+		}
+	default:
+		out.err = "wait: " + waitErr.Error()
+	}
+	switch out.state {
+	case bgcmd.StateOutputLimit:
+		out.err = fmt.Sprintf("output cap of %d bytes per stream reached; the process group was killed and exactly the cap's bytes were kept", s.job.MaxOutputBytes)
+	case bgcmd.StateTimeout:
+		out.err = fmt.Sprintf("timed out after %s: SIGTERM to the process group, SIGKILL after %s", s.job.Timeout, s.job.KillGrace)
+	}
+	return out
+}
+
+// checkKill reads the job's kill request and delivers a signal not yet
+// delivered to the group, starting the grace period before SIGKILL.
+func (s *supervisor) checkKill(ctx context.Context, pgid int, delivered string, reason *bgcmd.State, escalate func()) string {
+	entries, _ := os.ReadDir(s.dir)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), killRequestPrefix) {
+			os.Remove(filepath.Join(s.dir, e.Name()))
+		}
+	}
+	rec, err := s.store.Get(ctx, s.job.ID)
+	if err != nil || rec.KillSignal == "" || rec.KillSignal == delivered {
+		return delivered
+	}
+	sig, _, err := ParseSignal(rec.KillSignal)
+	if err != nil {
+		sig = syscall.SIGTERM
+	}
+	if *reason == "" {
+		*reason = bgcmd.StateKilled
+	}
+	_ = signalGroup(pgid, sig)
+	if sig != syscall.SIGKILL {
+		escalate()
+	}
+	return rec.KillSignal
+}
+
+// pump copies one pipe into its capture until EOF, the cap, or the read end
+// is closed.
+func pump(r *os.File, c *artifacts.Capture, st bgcmd.Stream, capHit chan<- bgcmd.Stream, done chan<- struct{}) {
+	defer func() { done <- struct{}{} }()
+	buf := make([]byte, readBufSize)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			if _, werr := c.Write(buf[:n]); werr != nil {
+				if errors.Is(werr, artifacts.ErrCapReached) {
+					capHit <- st
+				}
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// drainPumps waits for both pumps, closing the read ends when a descendant
+// that escaped the group keeps a pipe open past drainGrace.
+func drainPumps(readers [2]*os.File, pumped <-chan struct{}) {
+	deadline := time.After(drainGrace)
+	for n := 0; n < 2; {
+		select {
+		case <-pumped:
+			n++
+		case <-deadline:
+			readers[0].Close()
+			readers[1].Close()
+			deadline = nil
+		}
+	}
+	readers[0].Close()
+	readers[1].Close()
+}
+
+func makePipes() (readers, writers [2]*os.File, err error) {
+	for i := range 2 {
+		r, w, perr := os.Pipe()
+		if perr != nil {
+			for j := 0; j < i; j++ {
+				readers[j].Close()
+				writers[j].Close()
+			}
+			return readers, writers, fmt.Errorf("create output pipe: %w", perr)
+		}
+		_, _ = unix.FcntlInt(w.Fd(), unix.F_SETPIPE_SZ, pipeSize)
+		readers[i], writers[i] = r, w
+	}
+	return readers, writers, nil
+}
+
+func closeCaptures(streams map[bgcmd.Stream]*artifacts.Capture) {
+	for _, c := range streams {
+		_ = c.Close()
+	}
+}
+
+// describeStartError explains why an allowed command could not start.
+func describeStartError(job *bgcmd.Job, err error) string {
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if _, serr := os.Stat(job.Cwd); serr != nil {
+			return fmt.Sprintf("cannot start %s: working directory %s is gone: %v", job.Exe, job.Cwd, err)
+		}
+		return fmt.Sprintf("cannot start %s: not installed (no such file): %v", job.Exe, err)
+	case errors.Is(err, os.ErrPermission):
+		return fmt.Sprintf("cannot start %s: not executable (permission denied): %v", job.Exe, err)
+	}
+	return fmt.Sprintf("cannot start %s: %v", job.Exe, err)
+}
+

@@ -1,0 +1,57 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// dirWatch wakes its reader when entries of one directory are created,
+// moved, deleted, or the directory itself goes: the supervisor waits on it
+// for kill requests, Await for the settle. Writes to files inside do not
+// wake it.
+type dirWatch struct {
+	f    *os.File
+	C    chan struct{}
+	once sync.Once
+}
+
+// watchDir starts watching dir. The caller must Close the watch.
+func watchDir(dir string) (*dirWatch, error) {
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("watch %s: inotify: %w", dir, err)
+	}
+	mask := uint32(unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_DELETE | unix.IN_DELETE_SELF |
+		unix.IN_MOVE_SELF | unix.IN_ONLYDIR)
+	if _, err := unix.InotifyAddWatch(fd, dir, mask); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("watch %s: %w", dir, err)
+	}
+	w := &dirWatch{f: os.NewFile(uintptr(fd), "inotify"), C: make(chan struct{}, 1)}
+	go w.loop()
+	return w, nil
+}
+
+func (w *dirWatch) loop() {
+	buf := make([]byte, 4096)
+	for {
+		_, err := w.f.Read(buf)
+		if err != nil && !errors.Is(err, unix.EINTR) && !errors.Is(err, unix.EAGAIN) {
+			close(w.C)
+			return
+		}
+		select {
+		case w.C <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Close stops the watch; C is closed soon after.
+func (w *dirWatch) Close() {
+	w.once.Do(func() { w.f.Close() })
+}
