@@ -114,6 +114,9 @@ func signalGroup(pgid int, sig syscall.Signal) error {
 // killLeftovers SIGKILLs whatever is left of the group and reports how many
 // processes that was.
 func killLeftovers(pgid int) int {
+	if pgid <= 1 || syscall.Kill(-pgid, 0) == syscall.ESRCH {
+		return 0 // the common case, without a scan of /proc
+	}
 	n := len(groupMembers(pgid))
 	if n > 0 {
 		_ = signalGroup(pgid, syscall.SIGKILL)

@@ -127,6 +127,7 @@ func TestModes(t *testing.T) {
 				t.Parallel()
 				e := newEnv(t, detached)
 				j := e.start([]string{"/nonexistent/bin/tool"}, runner.StartOptions{})
+				require.Equal(t, bgcmd.StateStartFailed, j.State, "Start returns the settled job")
 				s := e.await(j.ID)
 				require.Equal(t, bgcmd.StateStartFailed, s.State)
 				require.Contains(t, s.Error, "not installed")

@@ -80,6 +80,9 @@ func (s *supervisor) run() {
 		return
 	}
 	s.settle(ctx, out.outcome, out.streams)
+	if out.state == bgcmd.StateStartFailed {
+		s.started <- nil
+	}
 }
 
 // supervised is an outcome plus the captured streams.
@@ -120,8 +123,8 @@ func (s *supervisor) supervise(ctx context.Context) (*supervised, error) {
 		readers[0].Close()
 		readers[1].Close()
 		closeCaptures(streams)
+		// Reported by run once settled, so Start returns the settled job.
 		res.outcome = &outcome{state: bgcmd.StateStartFailed, err: describeStartError(s.job, startErr)}
-		s.started <- nil
 		return res, nil
 	}
 	pid := cmd.Process.Pid

@@ -1,0 +1,143 @@
+package agenttools
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/bgcmd/bgcmd"
+	"github.com/bgcmd/bgcmd/artifacts"
+	"github.com/bgcmd/bgcmd/gittools"
+)
+
+// Status is a command's status as run_command_bg, command_status,
+// command_wait and command_kill return it.
+type Status struct {
+	// TaskID names the command in every later call.
+	TaskID string      `json:"task_id"`
+	State  bgcmd.State `json:"state"`
+	// Settled is false while the command runs.
+	Settled bool `json:"settled"`
+	// ExitCode is set once the process exited on its own (0 = success).
+	ExitCode *int `json:"exit_code"`
+	// Signal names the signal that ended the process, if one did.
+	Signal string `json:"signal,omitempty"`
+	// Error says why a command could not start or ended abnormally.
+	Error      string            `json:"error,omitempty"`
+	PID        int               `json:"pid"`
+	Argv       []string          `json:"argv"`
+	Cwd        string            `json:"cwd"`
+	Labels     map[string]string `json:"labels,omitempty"`
+	CreatedAt  time.Time         `json:"created_at"`
+	StartedAt  *time.Time        `json:"started_at,omitempty"`
+	FinishedAt *time.Time        `json:"finished_at,omitempty"`
+	DurationMS int64             `json:"duration_ms"`
+	// Stdout and Stderr give each stream's size and, once settled, its
+	// banked artifact (sha256, artifact_id) and whether it hit the cap.
+	Stdout bgcmd.StreamStatus `json:"stdout"`
+	Stderr bgcmd.StreamStatus `json:"stderr"`
+	// TailPreview is at most bgcmd.MaxPreviewChars characters from the end
+	// of the output.
+	TailPreview string `json:"tail_preview"`
+	// Next says what a model would usually do next.
+	Next     string         `json:"next,omitempty"`
+	Counters bgcmd.Counters `json:"counters"`
+}
+
+func (s *Status) setCounters(c bgcmd.Counters) { s.Counters = c }
+
+// newStatus converts a runner status.
+func newStatus(st *bgcmd.Status) *Status {
+	s := &Status{
+		TaskID: st.ID, State: st.State, Settled: st.Settled(), ExitCode: st.ExitCode,
+		Signal: st.Signal, Error: st.Error, PID: st.PID, Argv: st.Argv, Cwd: st.Cwd,
+		Labels: st.Labels, CreatedAt: st.CreatedAt, StartedAt: st.StartedAt,
+		FinishedAt: st.FinishedAt, DurationMS: st.DurationMS, Stdout: st.Stdout,
+		Stderr: st.Stderr, TailPreview: st.TailPreview,
+	}
+	s.Next = s.next()
+	return s
+}
+
+// next is the usual next step for a status.
+func (s *Status) next() string {
+	if !s.Settled {
+		return fmt.Sprintf(`still running: command_wait {"task_id": %q, "timeout_ms": 60000} waits for it; `+
+			`command_output {"task_id": %q, "stream": "stdout"} reads what it printed so far`, s.TaskID, s.TaskID)
+	}
+	shown := int64(len(s.TailPreview))
+	if s.Stdout.Bytes+s.Stderr.Bytes > shown {
+		return fmt.Sprintf(`tail_preview shows only the end: command_output {"task_id": %q, "stream": "stdout"} `+
+			`pages all %d bytes of stdout (stream "stderr": %d bytes)`, s.TaskID, s.Stdout.Bytes, s.Stderr.Bytes)
+	}
+	return ""
+}
+
+// OutputPage is one page of a command's output, as command_output returns
+// it.
+type OutputPage struct {
+	TaskID string       `json:"task_id"`
+	Stream bgcmd.Stream `json:"stream"`
+	// State is the command's state when the page was read: while it is
+	// running, more output may come.
+	State bgcmd.State    `json:"state"`
+	Unit  artifacts.Unit `json:"unit"`
+	// Offset and NextOffset are in Unit; the following page starts at
+	// NextOffset.
+	Offset     int64 `json:"offset"`
+	NextOffset int64 `json:"next_offset"`
+	// TotalSize is the stream's size in Unit as far as it is known.
+	TotalSize int64 `json:"total_size"`
+	// HasMore says a following page can hold more (always while running).
+	HasMore bool `json:"has_more"`
+	// Text is the page as text (absent for raw and filter pages).
+	Text *string `json:"text,omitempty"`
+	// DataBase64 is the page's exact bytes, base64 (raw pages only).
+	DataBase64 *string `json:"data_base64,omitempty"`
+	// Matches are a filter page's matching lines (1-based line numbers).
+	Matches []artifacts.Match `json:"matches,omitzero"`
+	// Truncated is true when the page size limit, not the limit asked for,
+	// ended the page.
+	Truncated bool           `json:"truncated,omitempty"`
+	Next      string         `json:"next,omitempty"`
+	Counters  bgcmd.Counters `json:"counters"`
+}
+
+func (p *OutputPage) setCounters(c bgcmd.Counters) { p.Counters = c }
+
+// List is a page of this session's commands, newest first, as command_list
+// returns it.
+type List struct {
+	Commands []Summary `json:"commands"`
+	// HasMore says older commands match too.
+	HasMore  bool           `json:"has_more"`
+	Counters bgcmd.Counters `json:"counters"`
+}
+
+func (l *List) setCounters(c bgcmd.Counters) { l.Counters = c }
+
+// Summary is one command in a List.
+type Summary struct {
+	TaskID     string            `json:"task_id"`
+	State      bgcmd.State       `json:"state"`
+	ExitCode   *int              `json:"exit_code"`
+	Signal     string            `json:"signal,omitempty"`
+	Error      string            `json:"error,omitempty"`
+	Argv       []string          `json:"argv"`
+	Cwd        string            `json:"cwd"`
+	Labels     map[string]string `json:"labels,omitempty"`
+	CreatedAt  time.Time         `json:"created_at"`
+	FinishedAt *time.Time        `json:"finished_at,omitempty"`
+	// Unread is true for a settled command nobody has read yet: it counts
+	// in the finished counter until command_status, command_wait or
+	// command_output reads it.
+	Unread bool `json:"unread"`
+}
+
+// GitResult is a git tool's result: the job that ran git, a bounded view of
+// its output and how to read the rest.
+type GitResult struct {
+	*gittools.Result
+	Counters bgcmd.Counters `json:"counters"`
+}
+
+func (g *GitResult) setCounters(c bgcmd.Counters) { g.Counters = c }

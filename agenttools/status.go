@@ -1,0 +1,120 @@
+package agenttools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/bgcmd/bgcmd/runner"
+)
+
+// taskIDProp is the task_id argument every command tool takes.
+var taskIDProp = prop{name: "task_id", typ: "string", required: true, maxLen: 64,
+	desc: "the task_id run_command_bg returned, e.g. \"0190f7c2-8f1e-7b8a-9c61-3f0e2d4a5b6c\""}
+
+type taskArgs struct {
+	TaskID    string `json:"task_id"`
+	TimeoutMS int64  `json:"timeout_ms"`
+	Signal    string `json:"signal"`
+}
+
+func (t *Toolset) statusDef() *def {
+	return &def{
+		Tool: Tool{
+			Name:  "command_status",
+			Title: "Status of a background command",
+			Description: `Return a command's status at once: state (running, exited, killed, timeout, output_limit, start_failed, orphaned), exit_code, duration, stdout/stderr sizes with their banked artifacts (sha256, artifact_id), and tail_preview, the last 2000 characters of output at most.
+
+It never waits (use command_wait for that). Reading a command that has ended clears it from the finished counter. The preview is only the end: page the complete output with command_output.
+
+Example: {"task_id": "0190f7c2-8f1e-7b8a-9c61-3f0e2d4a5b6c"}`,
+			Annotations: Annotations{ReadOnly: true},
+		},
+		props: []prop{taskIDProp},
+		call: func(ctx context.Context, raw json.RawMessage) (counted, error) {
+			var a taskArgs
+			if err := decode(raw, &a); err != nil {
+				return nil, err
+			}
+			st, err := t.r.Status(ctx, a.TaskID)
+			if err != nil {
+				return nil, notFoundAs(err, a.TaskID)
+			}
+			return newStatus(st), nil
+		},
+	}
+}
+
+func (t *Toolset) waitDef() *def {
+	return &def{
+		Tool: Tool{
+			Name:  "command_wait",
+			Title: "Wait for a background command",
+			Description: `Wait up to timeout_ms milliseconds for a command to finish and return its status (as command_status does). If it is still running when the wait elapses, the result is its current status with state "running": that is not an error, and the command keeps running.
+
+Limits: timeout_ms from 0 to 600000 (10 minutes); to wait longer, call again. 0 returns the current status at once.
+
+Example: {"task_id": "0190f7c2-8f1e-7b8a-9c61-3f0e2d4a5b6c", "timeout_ms": 120000}`,
+			Annotations: Annotations{ReadOnly: true},
+		},
+		props: []prop{taskIDProp,
+			{name: "timeout_ms", typ: "integer", required: true, min: 0, max: maxWaitMS,
+				desc: "how long to wait, in milliseconds (at most 600000); the wait is bounded, never the command"},
+		},
+		call: func(ctx context.Context, raw json.RawMessage) (counted, error) {
+			var a taskArgs
+			if err := decode(raw, &a); err != nil {
+				return nil, err
+			}
+			st, err := t.r.Await(ctx, a.TaskID, time.Duration(a.TimeoutMS)*time.Millisecond)
+			if err != nil {
+				return nil, notFoundAs(err, a.TaskID)
+			}
+			return newStatus(st), nil
+		},
+	}
+}
+
+func (t *Toolset) killDef() *def {
+	return &def{
+		Tool: Tool{
+			Name:  "command_kill",
+			Title: "Kill a background command",
+			Description: `Stop a running command: send a signal (default SIGTERM) to its whole process group, then SIGKILL after the policy's grace period if it is still alive. Its output so far is kept. Returns the status once it has stopped (state "killed"), or after the grace period plus a few seconds.
+
+Killing a command that has already ended changes nothing and returns its status.
+
+Example: {"task_id": "0190f7c2-8f1e-7b8a-9c61-3f0e2d4a5b6c", "signal": "SIGINT"}`,
+			Annotations: Annotations{Destructive: true, Idempotent: true},
+		},
+		props: []prop{taskIDProp,
+			{name: "signal", typ: "string", maxLen: 16,
+				desc: `the first signal to send: a name such as "SIGTERM" (default), "SIGINT", "SIGKILL", "TERM" or a number`},
+		},
+		call: func(ctx context.Context, raw json.RawMessage) (counted, error) {
+			var a taskArgs
+			if err := decode(raw, &a); err != nil {
+				return nil, err
+			}
+			sig, _, err := runner.ParseSignal(a.Signal)
+			if err != nil {
+				return nil, invalid(`pass a signal name such as "SIGTERM", "SIGINT", "SIGHUP" or "SIGKILL", or leave it out for SIGTERM`,
+					"signal: %v", err)
+			}
+			before, err := t.r.Peek(ctx, a.TaskID)
+			if err != nil {
+				return nil, notFoundAs(err, a.TaskID)
+			}
+			st, err := t.r.Kill(ctx, a.TaskID, sig)
+			if err != nil {
+				return nil, notFoundAs(err, a.TaskID)
+			}
+			s := newStatus(st)
+			if before.Settled() {
+				s.Next = fmt.Sprintf("it had already ended (%s): nothing was signalled. %s", before.State, s.Next)
+			}
+			return s, nil
+		},
+	}
+}
