@@ -81,7 +81,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		if _, err := os.Stat(path); err != nil {
 			return nil, fmt.Errorf("open store %s read-only: %w (run a bgcmd command that writes first, or check --home)", path, err)
 		}
-		s.r, err = openDB(path, opts.BusyTimeout, true, opts.ReadConns)
+		s.r, err = openDB(path, opts.BusyTimeout, true, true, opts.ReadConns)
 		if err != nil {
 			return nil, err
 		}
@@ -95,14 +95,14 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("open store: create directory for %s: %w", path, err)
 	}
-	if s.w, err = openDB(path, opts.BusyTimeout, false, 1); err != nil {
+	if s.w, err = openDB(path, opts.BusyTimeout, false, false, 1); err != nil {
 		return nil, err
 	}
 	if err := s.init(ctx); err != nil {
 		s.w.Close()
 		return nil, err
 	}
-	if s.r, err = openDB(path, opts.BusyTimeout, true, opts.ReadConns); err != nil {
+	if s.r, err = openDB(path, opts.BusyTimeout, true, false, opts.ReadConns); err != nil {
 		s.w.Close()
 		return nil, err
 	}
@@ -110,11 +110,15 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 }
 
 // openDB is the one place SQLite is opened. reader connections use deferred
-// transactions (and query_only when the store is read-only); the writer uses
+// transactions; readOnly ones are opened with mode=ro, so SQLite itself
+// refuses every write whatever SQL they run; the writer uses
 // immediate ones, so a busy database waits at BEGIN, where the busy timeout
 // applies, instead of failing on a later lock upgrade.
-func openDB(path string, busy time.Duration, reader bool, conns int) (*sqlx.DB, error) {
+func openDB(path string, busy time.Duration, reader, readOnly bool, conns int) (*sqlx.DB, error) {
 	q := url.Values{}
+	if readOnly {
+		q.Set("mode", "ro")
+	}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy.Milliseconds()))
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous(NORMAL)")

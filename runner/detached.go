@@ -155,7 +155,7 @@ func MaybeSupervise() {
 // file descriptor 3, claims the job, runs the child under the shared
 // supervise loop, reports startup on descriptor 4 and settles the job.
 func Supervise(ctx context.Context) error {
-	signal.Ignore(syscall.SIGHUP, syscall.SIGPIPE, syscall.SIGINT)
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP, syscall.SIGPIPE, syscall.SIGINT) // caught, not ignored: an ignored disposition would pass to the child across exec
 	specF := os.NewFile(3, "spec")
 	statusF := os.NewFile(4, "status")
 	if specF == nil || statusF == nil {

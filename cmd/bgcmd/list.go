@@ -1,10 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,6 +11,14 @@ import (
 	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/jobstore"
 )
+
+// listItem is one JSON line of `list --json`: the job with the contract's
+// field names, its duration, and whether it is settled but unread.
+type listItem struct {
+	*bgcmd.Job
+	DurationMS int64 `json:"duration_ms"`
+	Unread     bool  `json:"unread"`
+}
 
 func newListCmd(g *globals) *cobra.Command {
 	var (
@@ -25,12 +32,23 @@ func newListCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List jobs, newest first (JSON Lines with --json)",
-		Args:  cobra.NoArgs,
+		Long: `List jobs, newest first, one page at a time. Filters combine: --state (repeat
+or comma-separate), --session, --since (an RFC 3339 time or a duration ago,
+e.g. 2h) and --unread (settled jobs nobody has read, marked * in the table).
+
+Pages are keyset pages: the next page starts --before the last id shown
+(printed on stderr when there is more). With --json each job is one line
+of JSON with the contract's field names plus duration_ms and unread.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p := jobstore.ListParams{Session: session, Unread: unread, Limit: limit, Before: before}
 			for _, s := range states {
 				for _, part := range strings.Split(s, ",") {
-					p.States = append(p.States, bgcmd.State(strings.TrimSpace(part)))
+					st := bgcmd.State(strings.TrimSpace(part))
+					if !st.Valid() {
+						return &usageError{fmt.Errorf("--state %q: want one of %s", st, allStates())}
+					}
+					p.States = append(p.States, st)
 				}
 			}
 			if since != "" {
@@ -40,7 +58,7 @@ func newListCmd(g *globals) *cobra.Command {
 				}
 				p.Since = t
 			}
-			if limit < 0 || limit > jobstore.MaxListLimit {
+			if limit < 1 || limit > jobstore.MaxListLimit {
 				return &usageError{fmt.Errorf("--limit %d out of range 1..%d", limit, jobstore.MaxListLimit)}
 			}
 			st, err := g.openStore(cmd.Context())
@@ -53,31 +71,24 @@ func newListCmd(g *globals) *cobra.Command {
 				return err
 			}
 			out := cmd.OutOrStdout()
+			now := time.Now()
 			if g.json {
-				enc := json.NewEncoder(out)
 				for _, j := range res.Jobs {
-					if err := enc.Encode(&j.Job); err != nil {
+					item := listItem{Job: &j.Job, DurationMS: j.Duration(now).Milliseconds(),
+						Unread: j.State.Settled() && j.SeenAt == nil}
+					if err := writeJSON(out, item); err != nil {
 						return err
 					}
 				}
 				return nil
 			}
-			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tSESSION\tSTATE\tEXIT\tCREATED\tCOMMAND")
-			for _, j := range res.Jobs {
-				exit := "-"
-				if j.ExitCode != nil {
-					exit = fmt.Sprint(*j.ExitCode)
-				} else if j.Signal != "" {
-					exit = j.Signal
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", j.ID, j.Session, j.State, exit,
-					j.CreatedAt.Local().Format("2006-01-02 15:04:05"), strings.Join(j.Argv, " "))
+			if err := listTable(res.Jobs, now).write(out, styleFor(out), termWidth(out)); err != nil {
+				return err
 			}
 			if res.NextBefore != "" {
-				fmt.Fprintf(tw, "(more: --before %s)\n", res.NextBefore)
+				fmt.Fprintf(os.Stderr, "more: bgcmd list --before %s\n", res.NextBefore)
 			}
-			return tw.Flush()
+			return nil
 		},
 	}
 	f := cmd.Flags()
@@ -85,9 +96,27 @@ func newListCmd(g *globals) *cobra.Command {
 	f.StringVar(&session, "session", "", "keep one session's jobs (default: all sessions)")
 	f.StringVar(&since, "since", "", "keep jobs created since a time (RFC 3339) or a duration ago (e.g. 2h)")
 	f.BoolVar(&unread, "unread", false, "keep settled jobs not yet read")
-	f.IntVar(&limit, "limit", 50, "page size (1..1000)")
+	f.IntVar(&limit, "limit", 50, fmt.Sprintf("page size (1..%d)", jobstore.MaxListLimit))
 	f.StringVar(&before, "before", "", "keyset cursor: list jobs older than this id")
 	return cmd
+}
+
+// listTable lays the jobs out for people.
+func listTable(jobs []*jobstore.Record, now time.Time) *table {
+	t := &table{header: []string{"ID", "SESSION", "STATE", "DURATION", "CREATED", "COMMAND"}}
+	for _, j := range jobs {
+		state := stateText(j.State, j.ExitCode, j.Signal)
+		if j.State.Settled() && j.SeenAt == nil {
+			state.text += " *"
+		}
+		dur := "-"
+		if j.StartedAt != nil {
+			dur = fmtDuration(j.Duration(now))
+		}
+		t.add(cell{text: j.ID}, cell{text: j.Session}, state, cell{text: dur},
+			cell{text: fmtAgo(j.CreatedAt, now)}, cell{text: commandLine(j.Argv)})
+	}
+	return t
 }
 
 // parseSince accepts an RFC 3339 time or a duration meaning "that long ago".
@@ -100,4 +129,13 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("--since %q: want an RFC 3339 time or a positive duration like 2h", s)
 	}
 	return now.Add(-d), nil
+}
+
+// allStates names every state.
+func allStates() string {
+	names := make([]string, len(bgcmd.States))
+	for i, s := range bgcmd.States {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
 }

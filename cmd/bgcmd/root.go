@@ -44,6 +44,8 @@ Exit codes: 0 success, 1 runtime error, 2 usage error, 3 refused by policy,
 	f.BoolVar(&g.json, "json", false, "machine-readable output (one JSON object, or JSON Lines for lists)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	root.AddCommand(newListCmd(g))
+	root.AddCommand(newRunCmd(g), newStatusCmd(g), newWaitCmd(g), newOutputCmd(g), newFollowCmd(g), newKillCmd(g), newPruneCmd(g), newGCCmd(g), newReconcileCmd(g), newSQLCmd(g))
+	root.AddCommand(newMCPCmd(g))
 	return root
 }
 

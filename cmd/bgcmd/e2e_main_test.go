@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// binary is the bgcmd built once for the end-to-end tests.
+var binary string
+
+// TestMain builds the binary once; the tests run it as a user would.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "bgcmd-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "bgcmd")
+	build := exec.Command(goTool(), "build", "-o", binary, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build bgcmd:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// goTool finds the go command that runs these tests.
+func goTool() string {
+	if p := filepath.Join(runtime.GOROOT(), "bin", "go"); fileExists(p) {
+		return p
+	}
+	return "go"
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// fixture is the absolute path of a testdata script.
+func fixture(t testing.TB, name string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("..", "..", "testdata", name))
+	require.NoError(t, err)
+	return p
+}
+
+// home is one user's world: a state directory, a sandbox root and a policy.
+type home struct {
+	t    *testing.T
+	dir  string
+	root string
+	env  []string
+}
+
+// newHome makes a home whose policy (at the default <home>/policy.toml)
+// allows the fixtures, /usr/bin/env and a tool that is not installed.
+func newHome(t *testing.T) *home {
+	t.Helper()
+	h := &home{t: t, dir: t.TempDir(), root: t.TempDir()}
+	allowed := []string{"/usr/bin/env", "/nonexistent/bin/tool"}
+	for _, f := range []string{"exit-with.sh", "ignore-term.sh", "print-bytes.sh", "slow-lines.sh",
+		"wait-for-file.sh", "kill-self.sh"} {
+		allowed = append(allowed, fixture(t, f))
+	}
+	quoted, _ := json.Marshal(allowed)
+	h.writePolicy(fmt.Sprintf("allowed_executables = %s\ncwd_root = %q\ndefault_timeout = \"20s\"\nkill_grace = \"1s\"\n",
+		quoted, h.root))
+	h.env = []string{"PATH=/usr/bin:/bin", "HOME=" + h.dir, "BGCMD_HOME=" + h.dir, "LANG=C.UTF-8"}
+	return h
+}
+
+func (h *home) writePolicy(text string) {
+	h.t.Helper()
+	require.NoError(h.t, os.WriteFile(filepath.Join(h.dir, "policy.toml"), []byte(text), 0o600))
+}
+
+// result is one bgcmd run.
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// bgcmd runs the binary in the sandbox root with the home's environment
+// plus extra "K=V" entries given before the arguments as env:K=V.
+func (h *home) bgcmd(args ...string) result {
+	h.t.Helper()
+	env := append([]string{}, h.env...)
+	for len(args) > 0 && strings.HasPrefix(args[0], "env:") {
+		env = append(env, strings.TrimPrefix(args[0], "env:"))
+		args = args[1:]
+	}
+	cmd := exec.Command(binary, args...)
+	cmd.Dir, cmd.Env = h.root, env
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	res := result{stdout: out.String(), stderr: errb.String()}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		res.code = ee.ExitCode()
+	} else {
+		require.NoError(h.t, err)
+	}
+	return res
+}
+
+// ok runs bgcmd and requires exit 0.
+func (h *home) ok(args ...string) string {
+	h.t.Helper()
+	r := h.bgcmd(args...)
+	require.Equal(h.t, 0, r.code, "bgcmd %v: stdout %q stderr %q", args, r.stdout, r.stderr)
+	return r.stdout
+}
+
+var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+
+// start runs `bgcmd run -- argv…` and returns the job id.
+func (h *home) start(args ...string) string {
+	h.t.Helper()
+	id := strings.TrimSpace(h.ok(append([]string{"run", "--"}, args...)...))
+	require.Regexp(h.t, uuidRE, id)
+	return id
+}
+
+// status returns the job's status object (marking a settled job read).
+func (h *home) status(id string) map[string]any {
+	h.t.Helper()
+	var s map[string]any
+	require.NoError(h.t, json.Unmarshal([]byte(h.ok("--json", "status", id)), &s))
+	return s
+}
+
+// peekState returns the job's state without marking it read.
+func (h *home) peekState(id string) string {
+	h.t.Helper()
+	out := h.ok("sql", "--csv", "SELECT state FROM jobs WHERE id = '"+id+"'")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(h.t, lines, 2, out)
+	return lines[1]
+}
+
+// eventually polls cond until it holds, failing after a deadline.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// jsonLines decodes JSON Lines.
+func jsonLines(t *testing.T, s string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+		if l == "" {
+			continue
+		}
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &m), l)
+		out = append(out, m)
+	}
+	return out
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bgcmd/bgcmd/runner"
+)
+
+func newGCCmd(g *globals) *cobra.Command {
+	var (
+		minAge string
+		dryRun bool
+	)
+	cmd := &cobra.Command{
+		Use:   "gc [--min-age DUR] [--dry-run]",
+		Short: "Remove stray output files and leftover job directories",
+		Long: `Remove what the database no longer accounts for, and report it: files under
+<home>/artifacts that no artifact record references (left by a crash during
+prune, or by an interrupted bank), and directories under <home>/jobs of jobs
+that have settled or that the database does not know. Running jobs and
+referenced files are never touched, and neither is anything changed less
+than --min-age ago (default 15m): a supervisor may be banking it right now.
+Jobs whose supervisor died are reconciled first.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			age, err := parseDuration("--min-age", minAge)
+			if err != nil {
+				return err
+			}
+			a, err := g.openJobs(cmd.Context(), false)
+			if err != nil {
+				return err
+			}
+			defer a.close()
+			rep, err := a.runner.GC(cmd.Context(), runner.GCOptions{MinAge: age, DryRun: dryRun})
+			if rep == nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if g.json {
+				if werr := writeJSON(out, rep); werr != nil {
+					return werr
+				}
+				return err
+			}
+			verb := "removed"
+			if dryRun {
+				verb = "would remove"
+			}
+			for _, it := range append(rep.StrayFiles, rep.JobDirs...) {
+				if _, werr := fmt.Fprintf(out, "%s %s (%s): %s\n", verb, it.Path, fmtBytes(it.Bytes), it.Reason); werr != nil {
+					return werr
+				}
+			}
+			msg := fmt.Sprintf("%s %d stray file(s) and %d leftover job dir(s), %s in all", verb,
+				len(rep.StrayFiles), len(rep.JobDirs), fmtBytes(rep.FreedBytes))
+			if rep.SkippedRecent > 0 {
+				msg += fmt.Sprintf("; spared %d younger than %s", rep.SkippedRecent, fmtDuration(age))
+			}
+			if _, werr := fmt.Fprintln(out, msg); werr != nil {
+				return werr
+			}
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&minAge, "min-age", runner.DefaultGCMinAge.String(), "spare anything changed more recently than this")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "report what would be removed; remove nothing")
+	return cmd
+}

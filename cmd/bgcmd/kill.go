@@ -1,0 +1,64 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bgcmd/bgcmd/runner"
+)
+
+func newKillCmd(g *globals) *cobra.Command {
+	var signal string
+	cmd := &cobra.Command{
+		Use:   "kill ID [--signal NAME]",
+		Short: "Signal a job's whole process group; it settles as killed",
+		Long: `Ask the job's supervisor to send the signal (default SIGTERM) to the job's
+whole process group, escalating to SIGKILL after the policy's kill_grace.
+The job settles as killed and its output is kept. kill waits for the
+settle (up to the grace period plus a margin) and prints the status.
+Killing a job that has already settled changes nothing and exits 0.`,
+		Example: `  bgcmd kill 0190c3a2-…
+  bgcmd kill --signal INT 0190c3a2-…`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id := args[0]
+			sig, name, err := runner.ParseSignal(signal)
+			if err != nil {
+				return &usageError{fmt.Errorf("--signal: %w", err)}
+			}
+			a, err := g.openJobs(cmd.Context(), false)
+			if err != nil {
+				return err
+			}
+			defer a.close()
+			before, err := a.runner.Peek(cmd.Context(), id)
+			if err != nil {
+				return jobErr(id, err)
+			}
+			s := before
+			if !before.Settled() {
+				if s, err = a.runner.Kill(cmd.Context(), id, sig); err != nil {
+					return jobErr(id, err)
+				}
+			}
+			out := cmd.OutOrStdout()
+			if g.json {
+				return writeJSON(out, s)
+			}
+			sty := styleFor(out)
+			state := stateText(s.State, s.ExitCode, s.Signal)
+			switch {
+			case before.Settled():
+				_, err = fmt.Fprintf(out, "%s had already settled: %s\n", id, sty.paint(state.sgr, state.text))
+			case s.Settled():
+				_, err = fmt.Fprintf(out, "%s %s (sent %s)\n", id, sty.paint(state.sgr, state.text), name)
+			default:
+				_, err = fmt.Fprintf(out, "%s: %s sent; still running (SIGKILL follows after the grace period)\n", id, name)
+			}
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&signal, "signal", "SIGTERM", "signal name or number (TERM, SIGINT, KILL, 9, …)")
+	return cmd
+}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bgcmd/bgcmd"
+	"github.com/bgcmd/bgcmd/artifacts"
+)
+
+// pageJSON is `output --json`: one page object with the contract's fields.
+type pageJSON struct {
+	Stream     bgcmd.Stream      `json:"stream"`
+	Unit       artifacts.Unit    `json:"unit"`
+	Offset     int64             `json:"offset"`
+	NextOffset int64             `json:"next_offset"`
+	TotalSize  int64             `json:"total_size"`
+	HasMore    bool              `json:"has_more"`
+	Text       *string           `json:"text,omitempty"`
+	DataBase64 *string           `json:"data_base64,omitempty"`
+	Matches    []artifacts.Match `json:"matches,omitempty"`
+	// LimitCapped says the page stopped at the page size ceiling
+	// (artifacts.MaxPageBytes), not at --limit or the end.
+	LimitCapped bool `json:"limit_capped,omitempty"`
+}
+
+func newPageJSON(stream bgcmd.Stream, res *artifacts.Result, raw, grep bool) *pageJSON {
+	p := &pageJSON{Stream: stream, Unit: res.Unit, Offset: res.Offset, NextOffset: res.NextOffset,
+		TotalSize: res.TotalSize, HasMore: res.HasMore, LimitCapped: res.LimitCapped}
+	if raw {
+		d := base64.StdEncoding.EncodeToString(res.Data)
+		p.DataBase64 = &d
+	} else {
+		p.Text = &res.Text
+	}
+	if grep {
+		p.Matches = res.Matches
+		if p.Matches == nil {
+			p.Matches = []artifacts.Match{}
+		}
+	}
+	return p
+}
+
+func newOutputCmd(g *globals) *cobra.Command {
+	var (
+		stream, unit, grep  string
+		offset, limit, tail int64
+		raw                 bool
+	)
+	cmd := &cobra.Command{
+		Use:   "output ID [--stream stdout|stderr] [--unit bytes|chars|lines] [--offset N] [--limit N] [--tail N] [--grep RE] [--raw]",
+		Short: "Print one page of a job's output",
+		Long: `Print one page of a job's stdout (or stderr), while it runs or after.
+Offsets start at 0 and count --unit (bytes, chars = Unicode code points, or
+lines): --unit lines --offset 10 skips ten lines. --tail N gives the last N
+lines; --grep RE the matching lines (Go RE2 syntax) as LINE:TEXT, with line
+numbers from 1 as grep -n shows them. Text never splits a UTF-8 sequence;
+--raw writes exactly the page's bytes instead.
+
+With --json the page is one object: stream, unit, offset, next_offset,
+total_size, has_more, text (data_base64 with --raw), and with --grep a
+matches list of {line, text}. Reading a settled job marks it read.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id := args[0]
+			st := bgcmd.Stream(stream)
+			if !st.Valid() {
+				return &usageError{fmt.Errorf("--stream %q: want stdout or stderr", stream)}
+			}
+			u := artifacts.Unit(unit)
+			switch u {
+			case artifacts.UnitBytes, artifacts.UnitChars, artifacts.UnitLines:
+			default:
+				return &usageError{fmt.Errorf("--unit %q: want bytes, chars or lines", unit)}
+			}
+			if (tail > 0 || grep != "") && !cmd.Flags().Changed("unit") {
+				u = artifacts.UnitLines
+			}
+			page := artifacts.Page{Unit: u, Offset: offset, Limit: limit, Tail: tail, Grep: grep, Raw: raw}
+			a, err := g.openJobs(cmd.Context(), false)
+			if err != nil {
+				return err
+			}
+			defer a.close()
+			res, err := a.runner.ReadOutput(cmd.Context(), id, st, page)
+			if err != nil {
+				return outputErr(cmd.Context(), a, id, st, err)
+			}
+			if _, err := a.store.MarkSeen(cmd.Context(), id); err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if g.json {
+				return writeJSON(out, newPageJSON(st, res, raw, grep != ""))
+			}
+			switch {
+			case raw:
+				_, err = out.Write(res.Data)
+			case grep != "":
+				sty := styleFor(out)
+				var b strings.Builder
+				for _, m := range res.Matches {
+					fmt.Fprintf(&b, "%s:%s\n", sty.paint(sgrGreen, fmt.Sprint(m.Line)), m.Text)
+				}
+				_, err = fmt.Fprint(out, b.String())
+			default:
+				_, err = fmt.Fprint(out, res.Text)
+			}
+			if err == nil && isTerminal(os.Stderr) && res.HasMore && res.NextOffset < res.TotalSize && tail == 0 {
+				fmt.Fprintf(os.Stderr, "%s\n", styleFor(os.Stderr).paint(sgrDim,
+					fmt.Sprintf("(%d of %d %s; next page: --offset %d)", res.NextOffset, res.TotalSize, res.Unit, res.NextOffset)))
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&stream, "stream", "stdout", "stdout or stderr")
+	f.StringVar(&unit, "unit", "bytes", "what --offset and --limit count: bytes, chars or lines")
+	f.Int64Var(&offset, "offset", 0, "where the page starts, from 0")
+	f.Int64Var(&limit, "limit", 0, "page size in --unit (default 64Ki bytes or chars, 1000 lines)")
+	f.Int64Var(&tail, "tail", 0, "the last N lines instead")
+	f.StringVar(&grep, "grep", "", "only the lines matching this regular expression")
+	f.BoolVar(&raw, "raw", false, "the page's exact bytes (base64 in --json)")
+	return cmd
+}
+
+// outputErr explains why a page could not be read: an unknown job (exit
+// 4), a bad page request (exit 2), or a banked file that is gone.
+func outputErr(ctx context.Context, a *app, id string, st bgcmd.Stream, err error) error {
+	if errors.Is(err, bgcmd.ErrNotFound) {
+		return jobErr(id, err)
+	}
+	if errors.Is(err, artifacts.ErrInvalidPage) {
+		return &usageError{err}
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		if src, serr := a.runner.Source(ctx, id, st); serr == nil && src.Final {
+			return fmt.Errorf("the %s of job %s was banked as %s, but that file is missing (removed by hand?); "+
+				"the output is lost: prune the job to drop its record", st, id, src.Path)
+		}
+	}
+	return err
+}

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bgcmd/bgcmd"
+	"github.com/bgcmd/bgcmd/policy"
+	"github.com/bgcmd/bgcmd/runner"
+)
+
+// forever bounds a wait nobody bounded (about 146 years).
+const forever = time.Duration(1 << 62)
+
+// startFailGrace bounds how long run (without --wait) waits for a job that
+// has no child process yet to record its failed start.
+const startFailGrace = 5 * time.Second
+
+// runFlags are run's options as typed.
+type runFlags struct {
+	cwd, timeout, maxOutput string
+	env, labels             []string
+	replaceEnv, wait        bool
+}
+
+func newRunCmd(g *globals) *cobra.Command {
+	var o runFlags
+	cmd := &cobra.Command{
+		Use:   "run [flags] -- ARGV...",
+		Short: "Start a command in the background and print its job id",
+		Long: `Start ARGV (an argv array, never a shell line) under the policy, supervised
+by a detached process that outlives bgcmd, and print the job id at once
+(the status object with --json).
+
+Without --cwd the command runs in the current directory, which must be
+inside the policy's cwd_root; a relative --cwd is taken from the current
+directory. The child inherits bgcmd's environment; --env K=V adds or
+overrides variables, and --replace-env gives it exactly the --env
+variables and nothing else. Sizes take plain bytes or units (512KiB,
+10MiB, 1G); durations take Go syntax (90s, 5m, 1h30m).
+
+Without a policy every start is refused; the message says how to create
+one. A refusal exits 3 with the reason and a hint on stderr.
+
+With --wait, bgcmd waits for the job (a progress line on a terminal's
+stderr) and exits with the command's own exit code.
+
+` + exitCodesHelp + `
+
+Without --wait, run exits 0 once the command runs, and 127 when it could
+not be started.`,
+		Example: `  bgcmd run -- /usr/bin/make test
+  bgcmd run --timeout 10m --max-output 50MiB --label pr=42 -- /usr/bin/go test ./...
+  bgcmd run --wait --replace-env --env PATH=/usr/bin -- /usr/bin/git status`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, argv []string) error { return g.run(cmd, argv, o) },
+	}
+	f := cmd.Flags()
+	f.SetInterspersed(false) // flags after ARGV[0] belong to the command
+	f.StringVar(&o.cwd, "cwd", "", "working directory (default: the current directory)")
+	f.StringVar(&o.timeout, "timeout", "", "bound the command (default: the policy's default_timeout)")
+	f.StringVar(&o.maxOutput, "max-output", "", "cap each stream at this size (default: the policy's max_output_bytes)")
+	f.StringArrayVar(&o.env, "env", nil, "set an environment variable K=V (repeatable)")
+	f.BoolVar(&o.replaceEnv, "replace-env", false, "give the command exactly the --env variables, nothing inherited")
+	f.StringArrayVar(&o.labels, "label", nil, "tag the job with K=V (repeatable)")
+	f.BoolVar(&o.wait, "wait", false, "wait for the job and exit with its exit code")
+	return cmd
+}
+
+// startOptions turns the typed flags into runner options.
+func (o *runFlags) startOptions() (runner.StartOptions, error) {
+	var so runner.StartOptions
+	var err error
+	if o.cwd == "" {
+		if so.Cwd, err = os.Getwd(); err != nil {
+			return so, fmt.Errorf("find the current directory: %w (pass --cwd)", err)
+		}
+	} else if so.Cwd, err = filepath.Abs(o.cwd); err != nil {
+		return so, &usageError{fmt.Errorf("--cwd %q: %w", o.cwd, err)}
+	}
+	if o.timeout != "" {
+		if so.Timeout, err = parseDuration("--timeout", o.timeout); err != nil {
+			return so, err
+		}
+		if so.Timeout == 0 {
+			return so, &usageError{fmt.Errorf("--timeout %q: must be positive", o.timeout)}
+		}
+	}
+	if o.maxOutput != "" {
+		if so.MaxOutputBytes, err = parseSize("--max-output", o.maxOutput); err != nil {
+			return so, err
+		}
+	}
+	if len(o.env) > 0 || o.replaceEnv {
+		so.Env = map[string]string{}
+		if !o.replaceEnv {
+			for _, kv := range os.Environ() {
+				if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
+					so.Env[k] = v
+				}
+			}
+		}
+		for _, kv := range o.env {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || k == "" {
+				return so, &usageError{fmt.Errorf("--env %q: want NAME=VALUE", kv)}
+			}
+			so.Env[k] = v
+		}
+	}
+	for _, kv := range o.labels {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return so, &usageError{fmt.Errorf("--label %q: want KEY=VALUE", kv)}
+		}
+		if so.Labels == nil {
+			so.Labels = map[string]string{}
+		}
+		so.Labels[k] = v
+	}
+	return so, nil
+}
+
+func (g *globals) run(cmd *cobra.Command, argv []string, o runFlags) error {
+	so, err := o.startOptions()
+	if err != nil {
+		return err
+	}
+	ctx, stop := interruptible(cmd.Context())
+	defer stop()
+	a, err := g.openApp(ctx)
+	if err != nil {
+		var le *policy.LoadError
+		if errors.As(err, &le) {
+			return &exitError{code: exitRefused, msg: "refused: the policy file does not load: " + err.Error()}
+		}
+		return err
+	}
+	defer a.close()
+	job, err := a.runner.Start(ctx, argv, so)
+	if ref, ok := policy.IsRefusal(err); ok {
+		if ref.Code == policy.CodeNoPolicy {
+			return &exitError{code: exitRefused, msg: noPolicyHelp(a.home)}
+		}
+		msg := fmt.Sprintf("refused (%s): %s", ref.Code, ref.Message)
+		if ref.Hint != "" {
+			msg += "\nhint: " + ref.Hint
+		}
+		return &exitError{code: exitRefused, msg: msg}
+	}
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	if !o.wait {
+		s, err := a.runner.Peek(ctx, job.ID)
+		if err == nil && !s.Settled() && s.PID == 0 {
+			// No child yet: the supervisor is settling a failed start.
+			s, err = a.runner.Await(ctx, job.ID, startFailGrace)
+		}
+		if err != nil {
+			return err
+		}
+		if g.json {
+			err = writeJSON(out, s)
+		} else {
+			_, err = fmt.Fprintln(out, job.ID)
+		}
+		if err == nil && s.State == bgcmd.StateStartFailed {
+			return &exitError{code: exitStartFailed, msg: "could not start: " + s.Error}
+		}
+		return err
+	}
+	if !g.json {
+		if _, err := fmt.Fprintln(out, job.ID); err != nil {
+			return err
+		}
+	}
+	return g.awaitAndReport(ctx, cmd, a, job.ID, forever)
+}
+
+// awaitAndReport waits up to limit for the job (showing progress on a
+// terminal), prints its status, and exits as exitCodesHelp says.
+func (g *globals) awaitAndReport(ctx context.Context, cmd *cobra.Command, a *app, id string, limit time.Duration) error {
+	p := startProgress(ctx, func(ctx context.Context) (*bgcmd.Status, error) { return a.runner.Peek(ctx, id) })
+	s, err := a.runner.Await(ctx, id, limit)
+	p.end()
+	if err != nil {
+		if ctx.Err() != nil {
+			return interrupted(id)
+		}
+		return jobErr(id, err)
+	}
+	out := cmd.OutOrStdout()
+	if g.json {
+		err = writeJSON(out, s)
+	} else {
+		err = writeStatus(out, styleFor(out), s, time.Now())
+	}
+	if err != nil {
+		return err
+	}
+	if !s.Settled() {
+		return &exitError{code: exitStillRunning,
+			msg: fmt.Sprintf("job %s is still running after %s (the wait elapsed, not the command)", id, fmtDuration(limit))}
+	}
+	return settledExit(s)
+}

@@ -1,0 +1,453 @@
+package jobstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/bgcmd/bgcmd"
+)
+
+// DefaultPruneBatch is how many jobs one prune transaction deletes when
+// PruneParams.BatchSize is 0: small enough that other writers (supervisors
+// settling their jobs) wait milliseconds, not seconds.
+const DefaultPruneBatch = 500
+
+// ErrNoSelector is returned by Prune when PruneParams selects nothing in
+// particular, which would delete every settled job.
+var ErrNoSelector = errors.New("prune needs a selector")
+
+// PruneParams select the settled jobs Prune deletes. A job is selected when
+// it matches every selector given; at least one of States, Session,
+// FinishedBefore or KeepLast must be set. Running jobs are never selected,
+// and unread ones (settled, never read) only with IncludeUnread.
+type PruneParams struct {
+	// States keeps jobs in any of these settled states; StateRunning is an
+	// error.
+	States []bgcmd.State
+	// Session keeps one session's jobs.
+	Session string
+	// FinishedBefore keeps jobs that settled before this time.
+	FinishedBefore time.Time
+	// KeepLast, when positive, spares the KeepLast newest settled jobs of
+	// each session (among those matching States and Session).
+	KeepLast int
+	// IncludeUnread also selects settled jobs nobody has read yet.
+	IncludeUnread bool
+	// DryRun selects and sizes without deleting anything.
+	DryRun bool
+	// BatchSize is the jobs per transaction; 0 means DefaultPruneBatch.
+	BatchSize int
+}
+
+// PrunedJob is one job Prune selected.
+type PrunedJob struct {
+	ID         string      `json:"id"`
+	Session    string      `json:"session"`
+	State      bgcmd.State `json:"state"`
+	ExitCode   *int        `json:"exit_code"`
+	Signal     string      `json:"signal"`
+	Argv       []string    `json:"argv"`
+	FinishedAt time.Time   `json:"finished_at"`
+	// Bytes is the size of the job's banked output (both streams).
+	Bytes int64 `json:"bytes"`
+}
+
+// UnreferencedArtifact is an artifact file no row refers to any more once
+// the selected jobs are gone: the caller removes it (the rows are already
+// deleted, so a crash before that leaves a stray file, never a row pointing
+// at a missing file).
+type UnreferencedArtifact struct {
+	SHA256 string `json:"sha256"`
+	Bytes  int64  `json:"bytes"`
+}
+
+// PruneResult says what Prune deleted (or, dry, would delete).
+type PruneResult struct {
+	Jobs []PrunedJob `json:"jobs"`
+	// Events and Artifacts count the job_events and artifacts rows deleted
+	// (zero on a dry run).
+	Events    int64 `json:"events"`
+	Artifacts int64 `json:"artifacts"`
+	// Unreferenced are the artifact files to remove; FreedBytes is their
+	// total size. Identical output shared with a job that stays is not
+	// among them.
+	Unreferenced []UnreferencedArtifact `json:"unreferenced"`
+	FreedBytes   int64                  `json:"freed_bytes"`
+}
+
+// Prune deletes the settled jobs p selects with their events and artifact
+// rows, a batch of jobs per transaction, and returns them along with the
+// artifact files that no row references any more. It deletes no file: the
+// caller (runner.Prune) removes those after Prune returns. When a batch
+// fails, the result holds the batches already deleted beside the error.
+// Every batch
+// re-checks in its transaction that its jobs are still settled (and read,
+// unless IncludeUnread), so a concurrent start or read is never lost.
+// Without any selector it fails with ErrNoSelector.
+func (s *Store) Prune(ctx context.Context, p PruneParams) (*PruneResult, error) {
+	if len(p.States) == 0 && p.Session == "" && p.FinishedBefore.IsZero() && p.KeepLast <= 0 {
+		return nil, ErrNoSelector
+	}
+	for _, st := range p.States {
+		if !st.Settled() {
+			return nil, fmt.Errorf("prune: %q is not a settled state (one of %s)", st, settledNames())
+		}
+	}
+	if p.KeepLast < 0 {
+		return nil, fmt.Errorf("prune: keep-last %d is negative", p.KeepLast)
+	}
+	if !p.DryRun && s.readOnly {
+		return nil, ErrReadOnly
+	}
+	jobs, err := s.pruneCandidates(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("prune: select jobs: %w", err)
+	}
+	res := &PruneResult{Jobs: jobs}
+	if p.DryRun {
+		if res.Unreferenced, err = s.wouldFree(ctx, jobs); err != nil {
+			return nil, fmt.Errorf("prune: size: %w", err)
+		}
+	} else {
+		err = s.pruneBatches(ctx, p, res)
+	}
+	if res.Jobs == nil {
+		res.Jobs = []PrunedJob{}
+	}
+	if res.Unreferenced == nil {
+		res.Unreferenced = []UnreferencedArtifact{}
+	}
+	for _, u := range res.Unreferenced {
+		res.FreedBytes += u.Bytes
+	}
+	return res, err
+}
+
+// pruneCandidates selects the jobs, oldest first, with their output size.
+func (s *Store) pruneCandidates(ctx context.Context, p PruneParams) ([]PrunedJob, error) {
+	inner := []string{"state <> 'running'"}
+	var args []any
+	if len(p.States) > 0 {
+		inner = append(inner, "state IN ("+marks(len(p.States))+")")
+		for _, st := range p.States {
+			args = append(args, string(st))
+		}
+	}
+	if p.Session != "" {
+		inner = append(inner, "session = ?")
+		args = append(args, p.Session)
+	}
+	rank := "0"
+	outer := []string{"1 = 1"}
+	if p.KeepLast > 0 {
+		rank = "ROW_NUMBER() OVER (PARTITION BY session ORDER BY id DESC)"
+		outer = append(outer, "rn > ?")
+		args = append(args, p.KeepLast)
+	}
+	if !p.FinishedBefore.IsZero() {
+		outer = append(outer, "finished_at < ?")
+		args = append(args, fmtTime(p.FinishedBefore))
+	}
+	if !p.IncludeUnread {
+		outer = append(outer, "seen_at IS NOT NULL")
+	}
+	q := `SELECT j.id, j.session, j.state, j.exit_code, j.signal, j.argv, COALESCE(j.finished_at, j.created_at),
+		COALESCE((SELECT SUM(a.bytes) FROM artifacts a WHERE a.job_id = j.id), 0)
+		FROM (SELECT id, session, state, exit_code, signal, argv, finished_at, created_at, seen_at, ` + rank + ` AS rn
+		      FROM jobs WHERE ` + strings.Join(inner, " AND ") + `) j
+		WHERE ` + strings.Join(outer, " AND ") + ` ORDER BY j.id`
+	rows, err := s.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []PrunedJob
+	for rows.Next() {
+		var j PrunedJob
+		var exit *int64
+		var argv, finished string
+		if err := rows.Scan(&j.ID, &j.Session, &j.State, &exit, &j.Signal, &argv, &finished, &j.Bytes); err != nil {
+			return nil, err
+		}
+		if exit != nil {
+			c := int(*exit)
+			j.ExitCode = &c
+		}
+		if err := json.Unmarshal([]byte(argv), &j.Argv); err != nil {
+			return nil, fmt.Errorf("job %s: decode argv: %w", j.ID, err)
+		}
+		if j.FinishedAt, err = parseTime(finished); err != nil {
+			return nil, err
+		}
+		out = append(out, j)
+	}
+	return out, rows.Err()
+}
+
+// pruneBatches deletes res.Jobs a batch per transaction, keeping in res.Jobs
+// only the jobs really deleted, and collects the artifact files left
+// unreferenced.
+func (s *Store) pruneBatches(ctx context.Context, p PruneParams, res *PruneResult) error {
+	size := p.BatchSize
+	if size <= 0 {
+		size = DefaultPruneBatch
+	}
+	byID := make(map[string]PrunedJob, len(res.Jobs))
+	for _, j := range res.Jobs {
+		byID[j.ID] = j
+	}
+	all := res.Jobs
+	res.Jobs = res.Jobs[:0:0]
+	for start := 0; start < len(all); start += size {
+		ids := make([]string, 0, size)
+		for _, j := range all[start:min(start+size, len(all))] {
+			ids = append(ids, j.ID)
+		}
+		var b pruneBatch
+		err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+			var err error
+			b, err = pruneTx(ctx, tx, ids, p.IncludeUnread)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("prune: delete batch: %w", err)
+		}
+		for _, id := range b.deleted {
+			res.Jobs = append(res.Jobs, byID[id])
+		}
+		res.Events += b.events
+		res.Artifacts += b.artifacts
+		res.Unreferenced = append(res.Unreferenced, b.unreferenced...)
+	}
+	return nil
+}
+
+// pruneBatch is what one prune transaction did.
+type pruneBatch struct {
+	deleted      []string
+	events       int64
+	artifacts    int64
+	unreferenced []UnreferencedArtifact
+}
+
+// pruneTx deletes the jobs among ids that are still prunable, with their
+// events and artifact rows, and returns the artifact files they referenced
+// that no remaining row references.
+func pruneTx(ctx context.Context, tx *sqlx.Tx, ids []string, includeUnread bool) (pruneBatch, error) {
+	var b pruneBatch
+	q := `SELECT id FROM jobs WHERE id IN (` + marks(len(ids)) + `) AND state <> 'running'`
+	if !includeUnread {
+		q += ` AND seen_at IS NOT NULL`
+	}
+	if err := tx.SelectContext(ctx, &b.deleted, q, anys(ids)...); err != nil {
+		return b, err
+	}
+	if len(b.deleted) == 0 {
+		return b, nil
+	}
+	in := "(" + marks(len(b.deleted)) + ")"
+	args := anys(b.deleted)
+	rows, err := tx.QueryContext(ctx, `DELETE FROM artifacts WHERE job_id IN `+in+` RETURNING sha256, bytes`, args...)
+	if err != nil {
+		return b, err
+	}
+	sizes := map[string]int64{}
+	for rows.Next() {
+		var sha string
+		var n int64
+		if err := rows.Scan(&sha, &n); err != nil {
+			rows.Close()
+			return b, err
+		}
+		sizes[sha] = n
+		b.artifacts++
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return b, err
+	}
+	r, err := tx.ExecContext(ctx, `DELETE FROM job_events WHERE job_id IN `+in, args...)
+	if err != nil {
+		return b, err
+	}
+	if b.events, err = r.RowsAffected(); err != nil {
+		return b, err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM jobs WHERE id IN `+in, args...); err != nil {
+		return b, err
+	}
+	if len(sizes) == 0 {
+		return b, nil
+	}
+	shas := make([]string, 0, len(sizes))
+	for sha := range sizes {
+		shas = append(shas, sha)
+	}
+	var still []string
+	if err := tx.SelectContext(ctx, &still, `SELECT DISTINCT sha256 FROM artifacts WHERE sha256 IN (`+
+		marks(len(shas))+`)`, anys(shas)...); err != nil {
+		return b, err
+	}
+	for _, sha := range still {
+		delete(sizes, sha)
+	}
+	for _, sha := range shas {
+		if n, ok := sizes[sha]; ok {
+			b.unreferenced = append(b.unreferenced, UnreferencedArtifact{SHA256: sha, Bytes: n})
+		}
+	}
+	return b, nil
+}
+
+// wouldFree returns the artifact files only jobs would leave unreferenced.
+func (s *Store) wouldFree(ctx context.Context, jobs []PrunedJob) ([]UnreferencedArtifact, error) {
+	// How many rows of the selection reference each file, and its size.
+	type ref struct {
+		n     int64
+		bytes int64
+	}
+	refs := map[string]*ref{}
+	var order []string
+	for start := 0; start < len(jobs); start += DefaultPruneBatch {
+		ids := make([]string, 0, DefaultPruneBatch)
+		for _, j := range jobs[start:min(start+DefaultPruneBatch, len(jobs))] {
+			ids = append(ids, j.ID)
+		}
+		rows, err := s.r.QueryContext(ctx, `SELECT sha256, bytes FROM artifacts WHERE job_id IN (`+
+			marks(len(ids))+`) ORDER BY job_id, stream DESC`, anys(ids)...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var sha string
+			var n int64
+			if err := rows.Scan(&sha, &n); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			if refs[sha] == nil {
+				refs[sha] = &ref{bytes: n}
+				order = append(order, sha)
+			}
+			refs[sha].n++
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return nil, err
+		}
+	}
+	var out []UnreferencedArtifact
+	for start := 0; start < len(order); start += DefaultPruneBatch {
+		shas := order[start:min(start+DefaultPruneBatch, len(order))]
+		total := map[string]int64{}
+		rows, err := s.r.QueryContext(ctx, `SELECT sha256, COUNT(*) FROM artifacts WHERE sha256 IN (`+
+			marks(len(shas))+`) GROUP BY sha256`, anys(shas)...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var sha string
+			var n int64
+			if err := rows.Scan(&sha, &n); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			total[sha] = n
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return nil, err
+		}
+		for _, sha := range shas {
+			if total[sha] <= refs[sha].n {
+				out = append(out, UnreferencedArtifact{SHA256: sha, Bytes: refs[sha].bytes})
+			}
+		}
+	}
+	return out, nil
+}
+
+// ReferencedArtifacts returns which of the given sha256 names at least one
+// artifacts row references (gc keeps those files).
+func (s *Store) ReferencedArtifacts(ctx context.Context, shas []string) (map[string]bool, error) {
+	out := make(map[string]bool, len(shas))
+	for start := 0; start < len(shas); start += DefaultPruneBatch {
+		part := shas[start:min(start+DefaultPruneBatch, len(shas))]
+		var got []string
+		if err := s.r.SelectContext(ctx, &got, `SELECT DISTINCT sha256 FROM artifacts WHERE sha256 IN (`+
+			marks(len(part))+`)`, anys(part)...); err != nil {
+			return nil, fmt.Errorf("referenced artifacts: %w", err)
+		}
+		for _, sha := range got {
+			out[sha] = true
+		}
+	}
+	return out, nil
+}
+
+// JobStates returns the state of each of the given job ids that exists; an
+// id missing from the map names no job (gc removes such leftover
+// directories).
+func (s *Store) JobStates(ctx context.Context, ids []string) (map[string]bgcmd.State, error) {
+	out := make(map[string]bgcmd.State, len(ids))
+	for start := 0; start < len(ids); start += DefaultPruneBatch {
+		part := ids[start:min(start+DefaultPruneBatch, len(ids))]
+		rows, err := s.r.QueryContext(ctx, `SELECT id, state FROM jobs WHERE id IN (`+
+			marks(len(part))+`)`, anys(part)...)
+		if err != nil {
+			return nil, fmt.Errorf("job states: %w", err)
+		}
+		for rows.Next() {
+			var id, st string
+			if err := rows.Scan(&id, &st); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("job states: %w", err)
+			}
+			out[id] = bgcmd.State(st)
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return nil, fmt.Errorf("job states: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// Vacuum compacts the database file (after a large prune) and truncates the
+// write-ahead log. It takes the write lock for as long as it runs.
+func (s *Store) Vacuum(ctx context.Context) error {
+	if s.readOnly {
+		return ErrReadOnly
+	}
+	if _, err := s.w.ExecContext(ctx, `VACUUM`); err != nil {
+		return fmt.Errorf("vacuum: %w", err)
+	}
+	if _, err := s.w.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+		return fmt.Errorf("vacuum: checkpoint: %w", err)
+	}
+	return nil
+}
+
+// marks returns n comma-separated placeholders.
+func marks(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+// anys converts ids to query arguments.
+func anys(ids []string) []any {
+	out := make([]any, len(ids))
+	for i, id := range ids {
+		out[i] = id
+	}
+	return out
+}
+
+func settledNames() string {
+	names := make([]string, len(bgcmd.SettledStates))
+	for i, s := range bgcmd.SettledStates {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,295 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/bgcmd/bgcmd/artifacts"
+	"github.com/bgcmd/bgcmd/jobstore"
+)
+
+// PruneReport is what Prune did: the store's result plus the files removed.
+type PruneReport struct {
+	jobstore.PruneResult
+	// RemovedFiles counts the artifact files and indexes removed.
+	RemovedFiles int `json:"removed_files"`
+}
+
+// Prune deletes the settled jobs p selects (see jobstore.PruneParams:
+// running jobs never, unread ones only when asked) and then the artifact
+// files no remaining row references, plus any directory a pruned job left
+// under jobs/. Rows go first, in transactions, files after: a crash in
+// between leaves stray files for GC, never a row pointing at a missing
+// file. With p.DryRun nothing is deleted and the report says what would go.
+// When a batch fails, the jobs already deleted are reported and their files
+// removed, and the error is returned with the report.
+func (r *Runner) Prune(ctx context.Context, p jobstore.PruneParams) (*PruneReport, error) {
+	res, err := r.store.Prune(ctx, p)
+	if res == nil {
+		return nil, err
+	}
+	rep := &PruneReport{PruneResult: *res}
+	if p.DryRun {
+		return rep, err
+	}
+	errs := []error{err}
+	for _, u := range res.Unreferenced {
+		n, rerr := removeArtifact(r.arts, u.SHA256)
+		rep.RemovedFiles += n
+		errs = append(errs, rerr)
+	}
+	for _, j := range res.Jobs {
+		errs = append(errs, os.RemoveAll(r.jobDir(j.ID)))
+	}
+	return rep, errors.Join(errs...)
+}
+
+// removeArtifact removes an artifact's file and index, returning how many of
+// the two existed. A file already gone is not an error.
+func removeArtifact(store *artifacts.Store, sha string) (int, error) {
+	n := 0
+	var errs []error
+	for _, p := range []string{store.Path(sha), store.Path(sha) + artifacts.IndexSuffix} {
+		switch err := os.Remove(p); {
+		case err == nil:
+			n++
+		case !errors.Is(err, fs.ErrNotExist):
+			errs = append(errs, fmt.Errorf("remove artifact: %w", err))
+		}
+	}
+	return n, errors.Join(errs...)
+}
+
+// DefaultGCMinAge is the minimum age the CLI's gc gives GCOptions.MinAge:
+// longer than a supervisor may take between banking its output and
+// recording it (it retries a busy database for two minutes).
+const DefaultGCMinAge = 15 * time.Minute
+
+// GCOptions configure GC.
+type GCOptions struct {
+	// MinAge spares every file and directory changed (status change time,
+	// which a rename updates) less than MinAge ago: a supervisor may be
+	// banking that file, or a start creating that directory, right now.
+	// Zero spares nothing; use DefaultGCMinAge unless nothing else uses the
+	// home.
+	MinAge time.Duration
+	// DryRun reports what would be removed without removing it.
+	DryRun bool
+}
+
+// GCItem is one file or directory GC removed (or, dry, would remove).
+type GCItem struct {
+	Path  string `json:"path"`
+	Bytes int64  `json:"bytes"`
+	// Reason says why it is garbage.
+	Reason string `json:"reason"`
+}
+
+// GCReport is what GC found.
+type GCReport struct {
+	// StrayFiles are files under artifacts/ no artifacts row references.
+	StrayFiles []GCItem `json:"stray_files"`
+	// JobDirs are directories under jobs/ of jobs that have settled or that
+	// the store does not know.
+	JobDirs []GCItem `json:"job_dirs"`
+	// SkippedRecent counts garbage spared because it is younger than
+	// MinAge.
+	SkippedRecent int `json:"skipped_recent"`
+	// FreedBytes is the total size of what was removed.
+	FreedBytes int64 `json:"freed_bytes"`
+	DryRun     bool  `json:"dry_run"`
+}
+
+// GC removes what the store no longer accounts for: artifact files (and
+// indexes, and temporary files of an interrupted bank) that no artifacts
+// row references, and job directories of jobs that have settled or that
+// the store does not know — what a crash between a delete and a file
+// removal, or a supervisor dying mid-settle, leaves behind. Running jobs'
+// directories and referenced files are never touched. Reconcile (which
+// runner.New runs) first settles jobs whose supervisor died, banking their
+// logs.
+func (r *Runner) GC(ctx context.Context, o GCOptions) (*GCReport, error) {
+	rep := &GCReport{DryRun: o.DryRun, StrayFiles: []GCItem{}, JobDirs: []GCItem{}}
+	cutoff := r.now().Add(-o.MinAge)
+	files, err := r.strayFiles(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("gc: %w", err)
+	}
+	dirs, err := r.leftoverDirs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("gc: %w", err)
+	}
+	var errs []error
+	for _, it := range files {
+		if o.MinAge > 0 && changedAfter(it.Path, cutoff) {
+			rep.SkippedRecent++
+			continue
+		}
+		if !o.DryRun {
+			if err := os.Remove(it.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, fmt.Errorf("gc: %w", err))
+				continue
+			}
+		}
+		rep.StrayFiles = append(rep.StrayFiles, it)
+		rep.FreedBytes += it.Bytes
+	}
+	for _, it := range dirs {
+		if o.MinAge > 0 && changedAfter(it.Path, cutoff) {
+			rep.SkippedRecent++
+			continue
+		}
+		if !o.DryRun {
+			if err := os.RemoveAll(it.Path); err != nil {
+				errs = append(errs, fmt.Errorf("gc: %w", err))
+				continue
+			}
+		}
+		rep.JobDirs = append(rep.JobDirs, it)
+		rep.FreedBytes += it.Bytes
+	}
+	return rep, errors.Join(errs...)
+}
+
+// strayFiles lists the files under the artifact store that no row
+// references.
+func (r *Runner) strayFiles(ctx context.Context) ([]GCItem, error) {
+	type file struct {
+		path  string
+		sha   string
+		bytes int64
+	}
+	var all []file
+	seen := map[string]bool{}
+	var shas []string
+	err := filepath.WalkDir(r.arts.Dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && path == r.arts.Dir {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // removed meanwhile
+			}
+			return err
+		}
+		sha := strings.TrimSuffix(d.Name(), artifacts.IndexSuffix)
+		all = append(all, file{path: path, sha: sha, bytes: fi.Size()})
+		if !seen[sha] {
+			seen[sha] = true
+			shas = append(shas, sha)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("scan %s: %w", r.arts.Dir, err)
+	}
+	ref, err := r.store.ReferencedArtifacts(ctx, shas)
+	if err != nil {
+		return nil, err
+	}
+	var out []GCItem
+	for _, f := range all {
+		if ref[f.sha] && r.arts.Path(f.sha) == strings.TrimSuffix(f.path, artifacts.IndexSuffix) {
+			continue
+		}
+		reason := "no artifacts row references it"
+		if !isSHA256(f.sha) {
+			reason = "not an artifact (left by an interrupted bank?)"
+		}
+		out = append(out, GCItem{Path: f.path, Bytes: f.bytes, Reason: reason})
+	}
+	return out, nil
+}
+
+// leftoverDirs lists the job directories whose job has settled or is
+// unknown to the store.
+func (r *Runner) leftoverDirs(ctx context.Context) ([]GCItem, error) {
+	entries, err := os.ReadDir(r.jobsDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("scan %s: %w", r.jobsDir, err)
+	}
+	var ids []string
+	for _, e := range entries {
+		if e.IsDir() {
+			ids = append(ids, e.Name())
+		}
+	}
+	sort.Strings(ids)
+	states, err := r.store.JobStates(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	var out []GCItem
+	for _, id := range ids {
+		st, known := states[id]
+		var reason string
+		switch {
+		case !known:
+			reason = "no such job in the store"
+		case st.Settled():
+			reason = "job " + string(st)
+		default:
+			continue // running: its supervisor owns the directory
+		}
+		dir := r.jobDir(id)
+		out = append(out, GCItem{Path: dir, Bytes: dirSize(dir), Reason: reason})
+	}
+	return out, nil
+}
+
+// changedAfter reports whether path's modification or status change time is
+// after t; a path that cannot be examined counts as recent (spared).
+func changedAfter(path string, t time.Time) bool {
+	var st syscall.Stat_t
+	if err := syscall.Lstat(path, &st); err != nil {
+		return !errors.Is(err, fs.ErrNotExist)
+	}
+	ctime := time.Unix(st.Ctim.Sec, st.Ctim.Nsec)
+	mtime := time.Unix(st.Mtim.Sec, st.Mtim.Nsec)
+	return ctime.After(t) || mtime.After(t)
+}
+
+// dirSize is the total size of the regular files under dir.
+func dirSize(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// isSHA256 reports whether s is 64 lowercase hex digits: an artifact name.
+func isSHA256(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
