@@ -44,6 +44,10 @@ func (r *Runner) Kill(ctx context.Context, id string, sig syscall.Signal) (*bgcm
 	} else {
 		f, err := os.CreateTemp(r.jobDir(id), killRequestPrefix+"*")
 		if err != nil {
+			// The job may have settled and its directory gone meanwhile.
+			if now, gerr := r.store.Get(ctx, id); gerr == nil && now.State.Settled() {
+				return r.status(ctx, now, false)
+			}
 			return nil, fmt.Errorf("announce kill request for job %s: %w", id, err)
 		}
 		f.Close()

@@ -124,11 +124,16 @@ func (r *Runner) reconcileJob(ctx context.Context, rec *jobstore.Record) (reconc
 		result = reconcileOrphaned
 		exit = r.orphanRecord(rec, dir)
 	}
+	unlockArts, err := lockArtifacts(r.arts, false)
+	if err != nil {
+		return 0, fmt.Errorf("job %s: %w", rec.ID, err)
+	}
 	arts, berr := bankStreams(r.arts, dir, exit)
 	if berr != nil {
 		exit.Error = joinMsg(exit.Error, berr.Error())
 	}
 	_, err = settleWithRetry(ctx, r.store, rec.ID, exit, arts, rec.SupervisorPID)
+	unlockArts()
 	switch {
 	case errors.Is(err, bgcmd.ErrInvalidTransition):
 		return reconcileLost, nil

@@ -41,7 +41,25 @@ func (r *Runner) Prune(ctx context.Context, p jobstore.PruneParams) (*PruneRepor
 		return rep, err
 	}
 	errs := []error{err}
+	unlock, lerr := lockArtifacts(r.arts, true)
+	if lerr != nil {
+		return rep, errors.Join(err, lerr)
+	}
+	defer unlock()
+	// Under the lock, a file a job banked since the rows went is referenced
+	// again: keep it.
+	shas := make([]string, len(res.Unreferenced))
+	for i, u := range res.Unreferenced {
+		shas[i] = u.SHA256
+	}
+	again, rerr := r.store.ReferencedArtifacts(ctx, shas)
+	if rerr != nil {
+		return rep, errors.Join(err, rerr)
+	}
 	for _, u := range res.Unreferenced {
+		if again[u.SHA256] {
+			continue
+		}
 		n, rerr := removeArtifact(r.arts, u.SHA256)
 		rep.RemovedFiles += n
 		errs = append(errs, rerr)
@@ -119,6 +137,11 @@ type GCReport struct {
 func (r *Runner) GC(ctx context.Context, o GCOptions) (*GCReport, error) {
 	rep := &GCReport{DryRun: o.DryRun, StrayFiles: []GCItem{}, JobDirs: []GCItem{}}
 	cutoff := r.now().Add(-o.MinAge)
+	unlock, err := lockArtifacts(r.arts, true)
+	if err != nil {
+		return nil, fmt.Errorf("gc: %w", err)
+	}
+	defer unlock()
 	files, err := r.strayFiles(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("gc: %w", err)
@@ -177,7 +200,7 @@ func (r *Runner) strayFiles(ctx context.Context) ([]GCItem, error) {
 			}
 			return err
 		}
-		if d.IsDir() {
+		if d.IsDir() || path == filepath.Join(r.arts.Dir, artifactsLockName) {
 			return nil
 		}
 		fi, err := d.Info()

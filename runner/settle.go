@@ -32,11 +32,18 @@ func (s *supervisor) settle(ctx context.Context, out *outcome, streams map[bgcmd
 	if err := writeExitRecord(s.dir, rec); err != nil {
 		rec.Error = joinMsg(rec.Error, "exit record not written: "+err.Error())
 	}
+	unlock, err := lockArtifacts(s.arts, false)
+	if err != nil {
+		rec.Error = joinMsg(rec.Error, err.Error())
+		unlock = func() {}
+	}
 	arts, err := bankStreams(s.arts, s.dir, rec)
 	if err != nil {
 		rec.Error = joinMsg(rec.Error, err.Error())
 	}
-	if _, err := settleWithRetry(ctx, s.store, s.job.ID, rec, arts, 0); err == nil {
+	_, err = settleWithRetry(ctx, s.store, s.job.ID, rec, arts, 0)
+	unlock()
+	if err == nil {
 		os.RemoveAll(s.dir)
 	}
 }
