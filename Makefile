@@ -19,9 +19,38 @@ test:
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 $(PKGS)
 
-# Every benchmark, each beside a baseline measured in the same run.
+# Every benchmark of the project, each beside a baseline measured in the same
+# run, gathered into bench/REPORT.md and bench/report.json (machine line,
+# figure, baseline, ratio, aim). BENCH_CAPTURE_MB and BENCH_LOG_MB size the
+# big inputs (the capture benchmarks' output, the log the reader pages).
+BENCHTIME        ?= 1s
+BENCH_CAPTURE_MB ?= 1024
+BENCH_LOG_MB     ?= 1024
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 $(PKGS)
+	$(GO) run ./bench/report -benchtime $(BENCHTIME) -capture-mb $(BENCH_CAPTURE_MB) -log-mb $(BENCH_LOG_MB) -out bench $(PKGS)
+
+# The soak and crash suite at full size (thousands of jobs through the real
+# binary while hosts and supervisors are SIGKILLed), the refusal table and the
+# storage faults; it stops by itself after SOAK_JOBS jobs or SOAK_DURATION,
+# whichever comes first, and writes its figures to bench/SOAK.md. A short
+# version of the same tests runs in `make test`.
+SOAK_JOBS     ?= 2000
+SOAK_DURATION ?= 3m
+soak:
+	BGCMD_SOAK_JOBS=$(SOAK_JOBS) BGCMD_SOAK_DURATION=$(SOAK_DURATION) BGCMD_SOAK_SUMMARY=$(CURDIR)/bench/SOAK.md \
+		$(GO) test -count=1 -timeout 30m -v ./soak
+
+# Each fuzz target of the project for FUZZTIME (their seed corpora run in
+# `make test`). Targets are found by name, so new ones join by themselves.
+FUZZTIME ?= 20s
+fuzz:
+	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
+		dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
+		for target in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/^func //'); do \
+			echo "== $$pkg $$target ($(FUZZTIME))"; \
+			$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg; \
+		done; \
+	done
 
 clean:
 	rm -rf bin

@@ -104,6 +104,12 @@ type ClaimParams struct {
 	SupervisorPID   int
 	SupervisorStart int64
 	BootID          string
+	// FromPID and FromStart, when FromPID is non-zero, make the claim a
+	// compare-and-set on the current supervisor too: a detached supervisor
+	// claims from the host that launched it, and reconcile takes a job over
+	// from the dead supervisor it saw, so of two claimants exactly one wins.
+	FromPID   int
+	FromStart int64
 }
 
 // Claim records the supervisor of a running job (compare-and-set on the
@@ -113,12 +119,17 @@ type ClaimParams struct {
 func (s *Store) Claim(ctx context.Context, p ClaimParams) error {
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE jobs SET supervisor_pid = ?,
-			supervisor_start = ?, boot_id = ? WHERE id = ? AND state = 'running'`,
-			p.SupervisorPID, p.SupervisorStart, p.BootID, p.ID)
+			supervisor_start = ?, boot_id = ? WHERE id = ? AND state = 'running'
+			AND (? = 0 OR (supervisor_pid = ? AND supervisor_start = ?))`,
+			p.SupervisorPID, p.SupervisorStart, p.BootID, p.ID,
+			p.FromPID, p.FromPID, p.FromStart)
 		if err != nil {
 			return err
 		}
-		return expectOne(ctx, tx, res, p.ID, bgcmd.StateRunning)
+		if err := expectOne(ctx, tx, res, p.ID, bgcmd.StateRunning); err != nil {
+			return err
+		}
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("claim job: %w", err)
@@ -222,6 +233,9 @@ func expectOne(ctx context.Context, tx *sqlx.Tx, res interface{ RowsAffected() (
 	var state string
 	if err := tx.GetContext(ctx, &state, `SELECT state FROM jobs WHERE id = ?`, id); err != nil {
 		return notFound(err, "job", id)
+	}
+	if state == string(want) {
+		return fmt.Errorf("job %s has another supervisor now: %w", id, bgcmd.ErrInvalidTransition)
 	}
 	return fmt.Errorf("job %s is %s, not %s: %w", id, state, want, bgcmd.ErrInvalidTransition)
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -149,12 +151,39 @@ func (s *Store) init(ctx context.Context) error {
 	if !strings.EqualFold(mode, "wal") {
 		return fmt.Errorf("open store %s: journal_mode is %q, not wal (is the directory on a filesystem without shared memory?)", s.path, mode)
 	}
+	if current, err := appliedVersion(ctx, s.w); err == nil && current == latestVersion() {
+		return nil // the common case: already migrated, no lock, no provider
+	}
 	unlock, err := lockFile(s.path + ".migrate.lock")
 	if err != nil {
 		return fmt.Errorf("open store %s: %w", s.path, err)
 	}
 	defer unlock()
 	return migrate(ctx, s.w, s.path)
+}
+
+// appliedVersion reads the newest applied migration from goose's table; an
+// error means the table is not there yet.
+func appliedVersion(ctx context.Context, db *sqlx.DB) (int64, error) {
+	var v int64
+	err := db.GetContext(ctx, &v, `SELECT COALESCE(MAX(version_id), 0) FROM goose_db_version WHERE is_applied`)
+	return v, err
+}
+
+// latestVersion is the number of the newest embedded migration.
+func latestVersion() int64 {
+	entries, err := fs.Glob(migrations.FS, "*.sql")
+	if err != nil {
+		return -1
+	}
+	var latest int64 = -1
+	for _, e := range entries {
+		n, err := strconv.ParseInt(strings.SplitN(e, "_", 2)[0], 10, 64)
+		if err == nil && n > latest {
+			latest = n
+		}
+	}
+	return latest
 }
 
 func migrate(ctx context.Context, db *sqlx.DB, path string) error {
@@ -188,6 +217,9 @@ func describeOpenError(path string, err error) error {
 	switch {
 	case strings.Contains(msg, "file is not a database") || strings.Contains(msg, "SQLITE_NOTADB"):
 		return fmt.Errorf("open store %s: not a SQLite database (move the file aside or use another --home): %w", path, err)
+	case strings.Contains(msg, "disk is full") || strings.Contains(msg, "SQLITE_FULL") ||
+		strings.Contains(msg, "disk I/O error"):
+		return fmt.Errorf("open store %s: cannot write: the disk is full or failing; free space under the bgcmd home and retry: %w", path, err)
 	case strings.Contains(msg, "unable to open") || strings.Contains(msg, "CANTOPEN"):
 		return fmt.Errorf("open store %s: cannot open the file (check the directory exists and is writable): %w", path, err)
 	}

@@ -157,3 +157,21 @@ func TestSettleCanRequireTheSupervisorItSaw(t *testing.T) {
 	_, err = s.Settle(ctx, jobstore.SettleParams{ID: j.ID, To: bgcmd.StateOrphaned, ExpectSupervisorPID: 20})
 	require.NoError(t, err)
 }
+
+func TestClaimCanRequireTheSupervisorItTakesOver(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := openTest(t, jobstore.Options{})
+	j := newJob("s")
+	j.SupervisorPID, j.SupervisorStart = 10, 100
+	require.NoError(t, s.Create(ctx, j))
+	// A reconciler takes the job over from the host it saw...
+	require.NoError(t, s.Claim(ctx, jobstore.ClaimParams{ID: j.ID, SupervisorPID: 30, SupervisorStart: 300, FromPID: 10, FromStart: 100}))
+	// ...so the late supervisor, claiming from that host, loses.
+	err := s.Claim(ctx, jobstore.ClaimParams{ID: j.ID, SupervisorPID: 20, SupervisorStart: 200, FromPID: 10, FromStart: 100})
+	require.ErrorIs(t, err, bgcmd.ErrInvalidTransition)
+	require.ErrorContains(t, err, "another supervisor")
+	got, err := s.Get(ctx, j.ID)
+	require.NoError(t, err)
+	require.Equal(t, 30, got.SupervisorPID)
+}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jmoiron/sqlx"
 
@@ -22,16 +23,27 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 	}
 	tx, err := s.w.BeginTxx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("begin: %w", err)
+		return describeWriteError(fmt.Errorf("begin: %w", err))
 	}
 	defer tx.Rollback()
 	if err := fn(tx); err != nil {
-		return err
+		return describeWriteError(err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
+		return describeWriteError(fmt.Errorf("commit: %w", err))
 	}
 	return nil
+}
+
+// describeWriteError says what to do about a write SQLite could not make
+// because the disk is full (SQLite reports it as full or as an I/O error).
+func describeWriteError(err error) error {
+	msg := err.Error()
+	if strings.Contains(msg, "disk is full") || strings.Contains(msg, "SQLITE_FULL") ||
+		strings.Contains(msg, "disk I/O error") {
+		return fmt.Errorf("%w (the disk is full or failing: free space under the bgcmd home and retry)", err)
+	}
+	return err
 }
 
 // notFound maps sql.ErrNoRows to bgcmd.ErrNotFound, naming what was missing.

@@ -35,6 +35,11 @@ type spec struct {
 	DBPath string   `json:"db_path"`
 	JobID  string   `json:"job_id"`
 	Env    []string `json:"env"`
+	// HostPID and HostStart name the host that created the job: the
+	// supervisor claims the job from it, so a reconciler that took the job
+	// over meanwhile wins and the supervisor starts nothing.
+	HostPID   int   `json:"host_pid"`
+	HostStart int64 `json:"host_start"`
 }
 
 // launchDetached starts a supervisor process for job and waits until it
@@ -87,7 +92,8 @@ func (r *Runner) launchDetached(ctx context.Context, job *bgcmd.Job, env []strin
 		return fail(fmt.Errorf("start detached supervisor %s: %w (check that the bgcmd binary exists and is executable)", r.binary, err))
 	}
 	go cmd.Wait() // reap it if it ends while this host lives
-	sp := spec{Home: r.home, DBPath: r.store.Path(), JobID: job.ID, Env: env}
+	sp := spec{Home: r.home, DBPath: r.store.Path(), JobID: job.ID, Env: env,
+		HostPID: job.SupervisorPID, HostStart: job.SupervisorStart}
 	err = json.NewEncoder(specW).Encode(&sp)
 	specW.Close()
 	if err != nil {
@@ -184,7 +190,8 @@ func Supervise(ctx context.Context) error {
 	defer st.Close()
 	self := os.Getpid()
 	if err := st.Claim(ctx, jobstore.ClaimParams{ID: sp.JobID, SupervisorPID: self,
-		SupervisorStart: processStart(self), BootID: bootID()}); err != nil {
+		SupervisorStart: processStart(self), BootID: bootID(),
+		FromPID: sp.HostPID, FromStart: sp.HostStart}); err != nil {
 		report("error: " + err.Error())
 		return err
 	}

@@ -13,6 +13,10 @@ import (
 	"github.com/bgcmd/bgcmd/jobstore"
 )
 
+// emptySHA256 is the sha256 of no bytes: the summary of a stream whose log
+// was never created because nothing was written.
+const emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
 // ReconcileReport says what one reconcile pass did.
 type ReconcileReport struct {
 	// Checked running jobs of this host.
@@ -66,6 +70,10 @@ func (r *Runner) Reconcile(ctx context.Context) (*ReconcileReport, error) {
 	return rep, nil
 }
 
+// reconcileLockName is the lock file under jobs/ that reconcilers of one
+// home take turns on.
+const reconcileLockName = ".reconcile.lock"
+
 type reconcileResult int
 
 const (
@@ -91,16 +99,12 @@ func (r *Runner) reconcileJob(ctx context.Context, rec *jobstore.Record) (reconc
 	if r.supervisorAlive(rec) {
 		return reconcileAlive, nil
 	}
-	// Two reconcilers of one job take turns: the second finds it settled.
-	lockPath := r.jobDir(rec.ID) + ".reconcile.lock"
-	unlock, err := lockFile(lockPath)
+	// Two reconcilers take turns: the second finds the job settled.
+	unlock, err := lockFile(filepath.Join(r.jobsDir, reconcileLockName))
 	if err != nil {
 		return 0, fmt.Errorf("job %s: %w", rec.ID, err)
 	}
-	defer func() {
-		os.Remove(lockPath)
-		unlock()
-	}()
+	defer unlock()
 	fresh, err := r.store.Get(ctx, rec.ID)
 	if err != nil {
 		return 0, err
@@ -114,6 +118,17 @@ func (r *Runner) reconcileJob(ctx context.Context, rec *jobstore.Record) (reconc
 			return reconcileAlive, nil
 		}
 	}
+	// Take the job over from the dead supervisor before touching its files:
+	// a late detached supervisor, claiming from its host, then loses and
+	// starts nothing, and of two reconcilers exactly one goes on.
+	if err := r.store.Claim(ctx, jobstore.ClaimParams{ID: rec.ID, SupervisorPID: r.selfPID,
+		SupervisorStart: r.selfTime, BootID: r.boot,
+		FromPID: rec.SupervisorPID, FromStart: rec.SupervisorStart}); err != nil {
+		if errors.Is(err, bgcmd.ErrInvalidTransition) {
+			return reconcileLost, nil
+		}
+		return 0, fmt.Errorf("job %s: %w", rec.ID, err)
+	}
 	dir := r.jobDir(rec.ID)
 	exit, err := readExitRecord(dir)
 	if err != nil {
@@ -123,6 +138,12 @@ func (r *Runner) reconcileJob(ctx context.Context, rec *jobstore.Record) (reconc
 	if exit == nil {
 		result = reconcileOrphaned
 		exit = r.orphanRecord(rec, dir)
+		// Record the outcome and what the logs hold before banking moves
+		// them: a reconciler that dies after banking leaves a record that
+		// finds the artifacts by hash, not an orphan with no output.
+		if err := writeExitRecord(dir, exit); err != nil && !errors.Is(err, os.ErrNotExist) {
+			exit.Error = joinMsg(exit.Error, "exit record not written: "+err.Error())
+		}
 	}
 	unlockArts, err := lockArtifacts(r.arts, false)
 	if err != nil {
@@ -132,7 +153,7 @@ func (r *Runner) reconcileJob(ctx context.Context, rec *jobstore.Record) (reconc
 	if berr != nil {
 		exit.Error = joinMsg(exit.Error, berr.Error())
 	}
-	_, err = settleWithRetry(ctx, r.store, rec.ID, exit, arts, rec.SupervisorPID)
+	_, err = settleWithRetry(ctx, r.store, rec.ID, exit, arts, r.selfPID)
 	unlockArts()
 	switch {
 	case errors.Is(err, bgcmd.ErrInvalidTransition):
@@ -160,10 +181,14 @@ func (r *Runner) orphanRecord(rec *jobstore.Record, dir string) *exitRecord {
 	streams := map[bgcmd.Stream]*artifacts.Summary{}
 	var kept [2]int64
 	for i, st := range []bgcmd.Stream{bgcmd.Stdout, bgcmd.Stderr} {
-		if fi, err := os.Stat(filepath.Join(dir, string(st)+".log")); err == nil {
-			kept[i] = fi.Size()
+		sum, err := artifacts.Summarize(filepath.Join(dir, string(st)+".log"))
+		switch {
+		case err == nil:
+			kept[i] = sum.Bytes
+			streams[st] = &sum
+		case errors.Is(err, os.ErrNotExist):
+			streams[st] = &artifacts.Summary{SHA256: emptySHA256} // never written
 		}
-		streams[st] = nil
 	}
 	why := fmt.Sprintf("supervisor (pid %d) died", rec.SupervisorPID)
 	if !sameBoot {

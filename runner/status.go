@@ -167,6 +167,12 @@ func (r *Runner) Await(ctx context.Context, id string, maxWait time.Duration) (*
 		var wake <-chan struct{}
 		if sup := r.liveSupervisor(id); sup != nil {
 			wake = sup.done
+		} else if !r.supervisorAlive(rec) {
+			// Nobody will settle it: do it now, as reconcile would.
+			if _, err := r.reconcileJob(ctx, rec); err != nil {
+				return nil, err
+			}
+			continue
 		} else {
 			if watch == nil {
 				if w, err := watchDir(r.jobDir(id)); err == nil {

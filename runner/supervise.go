@@ -145,9 +145,10 @@ func (s *supervisor) supervise(ctx context.Context) (*supervised, error) {
 func (s *supervisor) watch(ctx context.Context, cmd *exec.Cmd, readers [2]*os.File, streams map[bgcmd.Stream]*artifacts.Capture) *outcome {
 	pgid := cmd.Process.Pid
 	capHit := make(chan bgcmd.Stream, 2)
+	writeFailed := make(chan error, 2)
 	pumped := make(chan struct{}, 2)
-	go pump(readers[0], streams[bgcmd.Stdout], bgcmd.Stdout, capHit, pumped)
-	go pump(readers[1], streams[bgcmd.Stderr], bgcmd.Stderr, capHit, pumped)
+	go pump(readers[0], streams[bgcmd.Stdout], bgcmd.Stdout, capHit, writeFailed, pumped)
+	go pump(readers[1], streams[bgcmd.Stderr], bgcmd.Stderr, capHit, writeFailed, pumped)
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 
@@ -163,6 +164,7 @@ func (s *supervisor) watch(ctx context.Context, cmd *exec.Cmd, readers [2]*os.Fi
 	defer timeout.Stop()
 	var grace <-chan time.Time
 	var reason bgcmd.State
+	var lostOutput error
 	delivered := ""
 	escalate := func() {
 		if grace == nil {
@@ -181,6 +183,16 @@ loop:
 			}
 			_ = signalGroup(pgid, syscall.SIGKILL)
 			_ = st
+		case err := <-writeFailed:
+			// The log cannot take more (a full disk, say): stop the command
+			// rather than let it block on a full pipe or lose output quietly.
+			if reason == "" {
+				reason = bgcmd.StateKilled
+			}
+			if lostOutput == nil {
+				lostOutput = err
+			}
+			_ = signalGroup(pgid, syscall.SIGKILL)
 		case <-timeout.C:
 			if reason == "" {
 				reason = bgcmd.StateTimeout
@@ -241,6 +253,11 @@ loop:
 	case bgcmd.StateTimeout:
 		out.err = fmt.Sprintf("timed out after %s: SIGTERM to the process group, SIGKILL after %s", s.job.Timeout, s.job.KillGrace)
 	}
+	if lostOutput != nil {
+		out.err = joinMsg(out.err, fmt.Sprintf("output could not be written, so the process group was killed: %v; kept %d bytes of stdout and %d bytes of stderr (free space under the bgcmd home)",
+			lostOutput, streams[bgcmd.Stdout].Written(), streams[bgcmd.Stderr].Written()))
+		out.detail["output_write_error"] = lostOutput.Error()
+	}
 	return out
 }
 
@@ -271,9 +288,9 @@ func (s *supervisor) checkKill(ctx context.Context, pgid int, delivered string, 
 	return rec.KillSignal
 }
 
-// pump copies one pipe into its capture until EOF, the cap, or the read end
-// is closed.
-func pump(r *os.File, c *artifacts.Capture, st bgcmd.Stream, capHit chan<- bgcmd.Stream, done chan<- struct{}) {
+// pump copies one pipe into its capture until EOF, the cap, a write error
+// (reported on failed), or the read end is closed.
+func pump(r *os.File, c *artifacts.Capture, st bgcmd.Stream, capHit chan<- bgcmd.Stream, failed chan<- error, done chan<- struct{}) {
 	defer func() { done <- struct{}{} }()
 	buf := make([]byte, readBufSize)
 	for {
@@ -282,6 +299,8 @@ func pump(r *os.File, c *artifacts.Capture, st bgcmd.Stream, capHit chan<- bgcmd
 			if _, werr := c.Write(buf[:n]); werr != nil {
 				if errors.Is(werr, artifacts.ErrCapReached) {
 					capHit <- st
+				} else {
+					failed <- fmt.Errorf("%s: %w", st, werr)
 				}
 				return
 			}

@@ -1,0 +1,356 @@
+package artifacts
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The read benchmarks page at 99.9% of a large log (BGCMD_BENCH_LOG_MB MiB,
+// default 1024), written once per process through a Capture into a
+// temporary directory that TestMain removes. Compare
+// BenchmarkReadPageChars with BenchmarkScanChars (the same page found by
+// scanning from the start) and BenchmarkReadPageLines with
+// BenchmarkScanLines; BenchmarkCapture with BenchmarkCaptureBaselineFile
+// (the same 4 KiB writes straight to a file).
+
+var bigLog struct {
+	once sync.Once
+	dir  string
+	path string
+	sum  Summary
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	m.Run()
+	if bigLog.dir != "" {
+		_ = os.RemoveAll(bigLog.dir)
+	}
+}
+
+// logLines is what the big log repeats: build-log lines of varied length,
+// mostly ASCII with some multi-byte text.
+func logLines() []byte {
+	var b bytes.Buffer
+	for i := 0; i < 200; i++ {
+		switch i % 5 {
+		case 0:
+			fmt.Fprintf(&b, "2026-01-02T15:04:05.%06dZ INFO  worker %d: compiled package pkg/%d in %dms\n", i, i%8, i, i*7)
+		case 1:
+			fmt.Fprintf(&b, "ok   github.com/example/project/internal/module%d\t%d.%03ds\n", i, i%9, i)
+		case 2:
+			fmt.Fprintf(&b, "--- PASS: TestParse/%d (0.%02ds) ✓ résumé 测试 😀\n", i, i%100)
+		case 3:
+			fmt.Fprintf(&b, "warning: unused variable `x%d` at src/lib.rs:%d:%d\n", i, i*3, i%80)
+		default:
+			b.WriteString("\n")
+		}
+	}
+	return b.Bytes()
+}
+
+func benchLog(b *testing.B) (string, Summary) {
+	b.Helper()
+	bigLog.once.Do(func() {
+		mb := int64(1024)
+		if s := os.Getenv("BGCMD_BENCH_LOG_MB"); s != "" {
+			if mb, bigLog.err = strconv.ParseInt(s, 10, 64); bigLog.err != nil {
+				return
+			}
+		}
+		if bigLog.dir, bigLog.err = os.MkdirTemp(os.TempDir(), "bgcmd-bench-"); bigLog.err != nil {
+			return
+		}
+		bigLog.path = filepath.Join(bigLog.dir, "big.log")
+		c, err := NewCapture(CaptureOptions{Path: bigLog.path})
+		if err != nil {
+			bigLog.err = err
+			return
+		}
+		chunk := bytes.Repeat(logLines(), 8)
+		for c.Written() < mb<<20 {
+			if _, err := c.Write(chunk); err != nil {
+				bigLog.err = err
+				return
+			}
+		}
+		bigLog.err = c.Close()
+		bigLog.sum = c.Summary()
+	})
+	if bigLog.err != nil {
+		b.Fatal(bigLog.err)
+	}
+	return bigLog.path, bigLog.sum
+}
+
+const (
+	benchPageChars = 4096
+	benchPageLines = 100
+)
+
+func BenchmarkReadPageChars(b *testing.B) {
+	path, sum := benchLog(b)
+	src := Source{Path: path, Final: true}
+	offset := sum.Chars - sum.Chars/1000
+	b.ResetTimer()
+	for b.Loop() {
+		res, err := Read(src, Page{Unit: UnitChars, Offset: offset, Limit: benchPageChars})
+		if err != nil || res.NextOffset != offset+benchPageChars {
+			b.Fatal(err, res.NextOffset)
+		}
+	}
+}
+
+func BenchmarkReadPageLines(b *testing.B) {
+	path, sum := benchLog(b)
+	src := Source{Path: path, Final: true}
+	offset := sum.Lines - sum.Lines/1000
+	b.ResetTimer()
+	for b.Loop() {
+		res, err := Read(src, Page{Unit: UnitLines, Offset: offset, Limit: benchPageLines})
+		if err != nil || res.NextOffset != offset+benchPageLines {
+			b.Fatal(err, res.NextOffset)
+		}
+	}
+}
+
+// BenchmarkScanChars finds the BenchmarkReadPageChars page by counting
+// characters from the start of the log (as fast as Capture counts them),
+// then reads it.
+func BenchmarkScanChars(b *testing.B) {
+	path, sum := benchLog(b)
+	offset := sum.Chars - sum.Chars/1000
+	b.ResetTimer()
+	for b.Loop() {
+		f, err := os.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pos, err := scanToChar(f, offset)
+		if err != nil {
+			b.Fatal(err)
+		}
+		page := make([]byte, benchPageChars*4)
+		n, _ := f.ReadAt(page, pos)
+		k, got, _ := takeRunes(page[:n], benchPageChars, n, false)
+		_ = decodeText(page[:k])
+		_ = f.Close()
+		if got != benchPageChars {
+			b.Fatal(got)
+		}
+	}
+}
+
+// BenchmarkScanLines finds the BenchmarkReadPageLines page by counting
+// newlines from the start of the log, then reads it.
+func BenchmarkScanLines(b *testing.B) {
+	path, sum := benchLog(b)
+	offset := sum.Lines - sum.Lines/1000
+	b.ResetTimer()
+	for b.Loop() {
+		f, err := os.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pos, err := scanToLine(f, offset)
+		if err != nil {
+			b.Fatal(err)
+		}
+		page := make([]byte, 64<<10)
+		n, _ := f.ReadAt(page, pos)
+		end, lines := 0, 0
+		for lines < benchPageLines {
+			end += bytes.IndexByte(page[end:n], '\n') + 1
+			lines++
+		}
+		_ = decodeText(page[:end])
+		_ = f.Close()
+	}
+}
+
+func scanToChar(f *os.File, target int64) (int64, error) {
+	buf := make([]byte, 256<<10)
+	var pos, chars int64
+	for chars < target {
+		n, err := f.ReadAt(buf, pos)
+		if n == 0 {
+			return pos, err
+		}
+		b := buf[:n]
+		if whole := b[:incompleteSuffix(b)]; chars+int64(countRunes(whole)) < target {
+			chars += int64(countRunes(whole))
+			pos += int64(len(whole))
+			continue
+		}
+		k, got, _ := takeRunes(b, target-chars, n, err == io.EOF)
+		pos += int64(k)
+		chars += got
+	}
+	return pos, nil
+}
+
+func scanToLine(f *os.File, target int64) (int64, error) {
+	buf := make([]byte, 256<<10)
+	var pos, lines int64
+	for {
+		n, err := f.ReadAt(buf, pos)
+		if n == 0 {
+			return pos, err
+		}
+		b := buf[:n]
+		if c := int64(bytes.Count(b, newline)); lines+c < target {
+			lines += c
+			pos += int64(n)
+			continue
+		}
+		off := 0
+		for lines < target {
+			off += bytes.IndexByte(b[off:], '\n') + 1
+			lines++
+		}
+		return pos + int64(off), nil
+	}
+}
+
+// BenchmarkReadPageStride compares index strides on the same log: a page
+// costs a few index probes and scans about three strides (see
+// defaultStride), so a smaller stride means a bigger index and a larger one
+// longer scans.
+func BenchmarkReadPageStride(b *testing.B) {
+	path, sum := benchLog(b)
+	for _, stride := range []int64{8 << 10, 16 << 10, 32 << 10, 64 << 10} {
+		idx := fmt.Sprintf("%s.%d%s", path, stride, IndexSuffix)
+		if _, err := os.Stat(idx); err != nil {
+			f, err := os.Open(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			_, recs, err := scanLog(f, stride, false)
+			_ = f.Close()
+			if err == nil {
+				err = writeIndexFile(idx, stride, recs)
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		src := Source{Path: path, IndexPath: idx, Final: true}
+		for _, p := range []Page{
+			{Unit: UnitChars, Offset: sum.Chars - sum.Chars/1000, Limit: benchPageChars},
+			{Unit: UnitLines, Offset: sum.Lines - sum.Lines/1000, Limit: benchPageLines},
+		} {
+			b.Run(fmt.Sprintf("stride=%dKiB/%s", stride>>10, p.Unit), func(b *testing.B) {
+				for b.Loop() {
+					if _, err := Read(src, p); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// captureChunk is one small write of build output.
+var captureChunk = logLines()[:4096]
+
+// rotateEvery bounds the benchmark files. Both capture benchmarks replace
+// theirs the same way, untimed: fsync, close, remove (Capture.Close fsyncs,
+// and the page cache behaves differently after one).
+const rotateEvery = 64 << 20
+
+func BenchmarkCapture(b *testing.B) {
+	dir := b.TempDir()
+	newCap := func(i int) *Capture {
+		c, err := NewCapture(CaptureOptions{Path: filepath.Join(dir, fmt.Sprintf("out%d.log", i))})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return c
+	}
+	c := newCap(0)
+	b.SetBytes(int64(len(captureChunk)))
+	cpu := startCPU(b)
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if _, err := c.Write(captureChunk); err != nil {
+			b.Fatal(err)
+		}
+		if c.Written() >= rotateEvery {
+			b.StopTimer()
+			_ = c.Close()
+			_ = os.Remove(filepath.Join(dir, fmt.Sprintf("out%d.log", i)))
+			c = newCap(i + 1)
+			b.StartTimer()
+		}
+	}
+	_ = c.Summary() // the background hashing is part of the cost
+	b.StopTimer()
+	cpu.report()
+	_ = c.Close()
+}
+
+func BenchmarkCaptureBaselineFile(b *testing.B) {
+	dir := b.TempDir()
+	newFile := func(i int) *os.File {
+		f, err := os.OpenFile(filepath.Join(dir, fmt.Sprintf("out%d.log", i)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return f
+	}
+	f := newFile(0)
+	written := 0
+	b.SetBytes(int64(len(captureChunk)))
+	cpu := startCPU(b)
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		n, err := f.Write(captureChunk)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if written += n; written >= rotateEvery {
+			b.StopTimer()
+			_ = f.Sync()
+			_ = f.Close()
+			_ = os.Remove(f.Name())
+			f, written = newFile(i+1), 0
+			b.StartTimer()
+		}
+	}
+	b.StopTimer()
+	cpu.report()
+	_ = f.Sync()
+	_ = f.Close()
+}
+
+// cpuMeter reports the process's CPU time (user and system, all threads)
+// per operation as cpu-ns/op: on a busy machine wall time says little about
+// a writer that uses a second core, CPU time says what it costs.
+type cpuMeter struct {
+	b     *testing.B
+	start time.Duration
+}
+
+func startCPU(b *testing.B) cpuMeter { return cpuMeter{b: b, start: processCPU(b)} }
+
+// report includes the untimed file rotations, which cost both benchmarks
+// the same.
+func (m cpuMeter) report() {
+	m.b.ReportMetric(float64(processCPU(m.b)-m.start)/float64(m.b.N), "cpu-ns/op")
+}
+
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -1,0 +1,263 @@
+package artifacts
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+)
+
+// DefaultTailSize is how many trailing bytes a Capture keeps in memory for
+// Tail when CaptureOptions.TailSize is 0.
+const DefaultTailSize = 8 << 10
+
+// CaptureOptions configures a Capture. Zero values take the defaults.
+type CaptureOptions struct {
+	// Path is the log file to create. It must not exist yet (a capture never
+	// overwrites output) and its directory must exist. The log is created at
+	// the first byte written and its index, beside it as Path+IndexSuffix,
+	// at the first checkpoint: a stream that stays empty costs no file, and
+	// a log shorter than one stride needs no index (readers scan it).
+	Path string
+	// Cap is the most bytes the log may hold; 0 means no limit.
+	Cap int64
+	// TailSize is how many of the last bytes Tail keeps; 0 means
+	// DefaultTailSize.
+	TailSize int
+}
+
+// Capture writes one output stream to its log file as it arrives and keeps
+// the facts about it: the sha256, character and line counts, the index of
+// checkpoints and the last TailSize bytes, in memory bounded whatever the
+// output's size.
+//
+// Each Write reaches the log file before it returns, so a reader of the live
+// log sees it at once. Hashing, counting and indexing run on a copy in a
+// background goroutine, in order, so they cost the writer little; Summary
+// and Close wait for them. Memory stays bounded: a writer far ahead of the
+// background work waits for it.
+//
+// A Capture is safe for concurrent use; Written never blocks. Close must be
+// called once the stream ends.
+type Capture struct {
+	path    string
+	cap     int64
+	written atomic.Int64
+
+	mu     sync.Mutex // serialises Write, Tail, Summary and Close
+	f      *os.File
+	tail   ring
+	batch  []byte // bytes written but not yet handed to dg
+	dg     *digester
+	capped bool
+	closed bool
+	err    error   // the first write error, returned by every later Write
+	final  Summary // set by Close
+}
+
+// NewCapture creates the log file at opts.Path (failing, with an error
+// wrapping os.ErrExist, if it exists) and its index, and returns a Capture
+// writing to them.
+func NewCapture(opts CaptureOptions) (*Capture, error) {
+	return newCapture(opts, defaultStride)
+}
+
+func newCapture(opts CaptureOptions, stride int64) (*Capture, error) {
+	switch {
+	case opts.Path == "":
+		return nil, errors.New("new capture: empty path")
+	case opts.Cap < 0:
+		return nil, fmt.Errorf("new capture: negative cap %d", opts.Cap)
+	case opts.TailSize < 0:
+		return nil, fmt.Errorf("new capture: negative tail size %d", opts.TailSize)
+	}
+	tailSize := opts.TailSize
+	if tailSize == 0 {
+		tailSize = DefaultTailSize
+	}
+	if _, err := os.Lstat(opts.Path); err == nil {
+		return nil, fmt.Errorf("new capture: %s: %w", opts.Path, os.ErrExist)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("new capture: %w", err)
+	}
+	if fi, err := os.Stat(filepath.Dir(opts.Path)); err != nil {
+		return nil, fmt.Errorf("new capture: %w", err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("new capture: %s is not a directory", filepath.Dir(opts.Path))
+	}
+	return &Capture{
+		path: opts.Path,
+		cap:  opts.Cap,
+		tail: ring{buf: make([]byte, tailSize)},
+		dg:   newDigester(opts.Path+IndexSuffix, stride),
+	}, nil
+}
+
+// open creates the log at the first byte (never over an existing file).
+func (c *Capture) open() error {
+	f, err := os.OpenFile(c.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("create log: %w", err)
+	}
+	c.f = f
+	return nil
+}
+
+// Write appends p to the log. With a cap it writes exactly
+// min(len(p), bytes left) bytes; when that drops any of p it returns the
+// short count and ErrCapReached, and every later Write returns 0 and
+// ErrCapReached. Output of exactly the cap's size is not capped. After a
+// write error, or after Close, every Write fails.
+func (c *Capture) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.closed:
+		return 0, fmt.Errorf("write %s: %w", c.path, os.ErrClosed)
+	case c.err != nil:
+		return 0, c.err
+	case c.capped:
+		return 0, ErrCapReached
+	}
+	want := p
+	if c.cap > 0 {
+		if left := c.cap - c.written.Load(); int64(len(p)) > left {
+			want = p[:left]
+		}
+	}
+	n := 0
+	if len(want) > 0 && c.f == nil {
+		if err := c.open(); err != nil {
+			c.err = err
+			return 0, err
+		}
+	}
+	if len(want) > 0 {
+		var err error
+		n, err = c.f.Write(want)
+		c.account(want[:n])
+		if err != nil {
+			c.err = fmt.Errorf("write %s: %w", c.path, err)
+			return n, c.err
+		}
+	}
+	if len(want) < len(p) {
+		c.capped = true
+		return n, ErrCapReached
+	}
+	return n, nil
+}
+
+// account records p, just written to the log: the tail, the batch for the
+// digester, and the byte count.
+func (c *Capture) account(p []byte) {
+	c.tail.write(p)
+	c.written.Add(int64(len(p)))
+	for len(p) > 0 {
+		if c.batch == nil {
+			c.batch = c.dg.buffer()
+		}
+		k := copy(c.batch[len(c.batch):cap(c.batch)], p)
+		c.batch = c.batch[:len(c.batch)+k]
+		p = p[k:]
+		if len(c.batch) == cap(c.batch) {
+			c.dg.submit(c.batch)
+			c.batch = nil
+		}
+	}
+}
+
+// Written returns how many bytes the log holds so far. It is safe to call
+// from any goroutine at any time and never blocks.
+func (c *Capture) Written() int64 { return c.written.Load() }
+
+// Tail returns a copy of the last min(Written, TailSize) bytes. It may start
+// or end inside a UTF-8 sequence.
+func (c *Capture) Tail() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.tail.bytes()
+}
+
+// Summary returns the facts about everything written so far. Before Close
+// it waits for the background hashing to catch up; its Chars counts an
+// unfinished UTF-8 sequence at the end as invalid bytes, as it would be if
+// the stream ended now.
+func (c *Capture) Summary() Summary {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return c.final
+	}
+	return c.summaryLocked()
+}
+
+func (c *Capture) summaryLocked() Summary {
+	if c.batch != nil {
+		c.dg.submit(c.batch)
+		c.batch = nil
+	}
+	c.dg.wait()
+	sum := c.dg.summary()
+	sum.Capped = c.capped
+	return sum
+}
+
+// Close finishes the capture: it waits for the background work, writes the
+// last index records, fsyncs the log and the index and closes both. Summary
+// stays valid afterwards. A second Close returns nil. An error naming only
+// the index leaves the log complete (readers rebuild the index from it).
+func (c *Capture) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	c.final = c.summaryLocked()
+	errs := []error{c.dg.close()}
+	if c.f == nil {
+		return errors.Join(errs...) // nothing was written: no log
+	}
+	if err := c.f.Sync(); err != nil {
+		errs = append(errs, fmt.Errorf("close capture: sync %s: %w", c.path, err))
+	}
+	if err := c.f.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("close capture: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// ring keeps the last len(buf) bytes written to it.
+type ring struct {
+	buf  []byte
+	end  int // where the next byte goes
+	full bool
+}
+
+func (r *ring) write(p []byte) {
+	n := len(r.buf)
+	if len(p) >= n {
+		copy(r.buf, p[len(p)-n:])
+		r.end, r.full = 0, true
+		return
+	}
+	k := copy(r.buf[r.end:], p)
+	copy(r.buf, p[k:])
+	if r.end+len(p) >= n {
+		r.full = true
+	}
+	r.end = (r.end + len(p)) % n
+}
+
+// bytes returns a copy of the kept bytes, oldest first.
+func (r *ring) bytes() []byte {
+	if !r.full {
+		return append([]byte(nil), r.buf[:r.end]...)
+	}
+	out := make([]byte, 0, len(r.buf))
+	out = append(out, r.buf[r.end:]...)
+	return append(out, r.buf[:r.end]...)
+}

@@ -1,0 +1,99 @@
+package artifacts
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"regexp"
+)
+
+// grepPage scans lines from p.Offset (or from the start of the last p.Tail
+// lines) and returns those re matches. It stops after p.Limit lines (0: at
+// the end), after p.MaxMatches matches, or before a match that would take
+// the matches' text past MaxPageBytes (LimitCapped); NextOffset is the
+// first line not scanned, so a following grep page goes on from there. A
+// line longer than MaxPageBytes is matched and shown by its first
+// MaxPageBytes bytes. A live log's unfinished last line is not scanned.
+func (v *view) grepPage(re *regexp.Regexp, p Page) (*Result, error) {
+	t, err := v.totals()
+	if err != nil {
+		return nil, err
+	}
+	from := p.Offset
+	if p.Tail > 0 {
+		from = max(0, t.lines-p.Tail)
+	}
+	avail := t.lines
+	if !v.final {
+		avail = t.newlines
+	}
+	maxMatches := p.MaxMatches
+	if maxMatches == 0 {
+		maxMatches = DefaultMaxMatches
+	}
+	res := &Result{Unit: UnitLines, Offset: from, NextOffset: from, TotalSize: t.lines, Matches: []Match{}}
+	if from < avail {
+		if err := v.grep(re, res, avail, p.Limit, maxMatches); err != nil {
+			return nil, err
+		}
+	}
+	res.HasMore = !v.final || res.NextOffset < res.TotalSize
+	return res, nil
+}
+
+func (v *view) grep(re *regexp.Regexp, res *Result, avail, limit int64, maxMatches int) error {
+	start, err := v.lineStart(res.Offset)
+	if err != nil {
+		return err
+	}
+	r := bufio.NewReaderSize(io.NewSectionReader(v.f, start, v.size-start), scanChunk)
+	var acc []byte
+	textBytes := 0
+	line := res.Offset
+	for line < avail && (limit == 0 || line-res.Offset < limit) && len(res.Matches) < maxMatches {
+		if acc, err = readLine(r, acc); err != nil {
+			return err
+		}
+		text := decodeText(acc)
+		if re.MatchString(text) {
+			if textBytes+len(text) > MaxPageBytes && len(res.Matches) > 0 {
+				res.LimitCapped = true
+				break
+			}
+			textBytes += len(text)
+			res.Matches = append(res.Matches, Match{Line: line + 1, Text: text})
+		}
+		line++
+	}
+	res.NextOffset = line
+	return nil
+}
+
+// readLine reads the next line into acc[:0] without its '\n', keeping at
+// most its first MaxPageBytes bytes (cut at a character boundary). A last
+// line without '\n' is returned with a nil error.
+func readLine(r *bufio.Reader, acc []byte) ([]byte, error) {
+	acc = acc[:0]
+	cut := false
+	for {
+		frag, err := r.ReadSlice('\n')
+		if err == nil {
+			frag = frag[:len(frag)-1]
+		}
+		if room := MaxPageBytes - len(acc); len(frag) > room {
+			frag, cut = frag[:room], true
+		}
+		acc = append(acc, frag...)
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case err == nil, errors.Is(err, io.EOF) && len(acc) > 0:
+			if cut {
+				acc = acc[:incompleteSuffix(acc)]
+			}
+			return acc, nil
+		default:
+			return acc, err
+		}
+	}
+}

@@ -1,0 +1,198 @@
+package artifacts
+
+import (
+	"bytes"
+	"fmt"
+)
+
+// totals are a log's sizes in characters and lines as a view sees them.
+type totals struct {
+	// chars counts characters (only for a view that needs them); for a
+	// live log it leaves out a trailing sequence that may still be
+	// completed (its count is not settled).
+	chars int64
+	// lines counts lines, the last one even without its '\n'.
+	lines int64
+	// newlines counts the '\n' bytes: the lines that have ended.
+	newlines int64
+}
+
+// maxLastSegment bounds what a reader of a live log accepts past the
+// index's last record: a capture's index trails its log by at most the
+// batches waiting to be digested.
+const maxLastSegment = 1 << 20
+
+// span returns checkpoint i (-1: the origin) and the log's bytes from it to
+// checkpoint j, or to the end of the log as the view sees it when j is past
+// the last record, with one read. Before anything trusts the checkpoints it
+// checks them against those bytes: the bytes recorded before each must be
+// the log's, and the lines (and, for a view that counts characters, the
+// characters) between two must be what their counts say. The bytes are
+// valid until the next span.
+func (v *view) span(ix *index, i, j int64) (checkpoint, []byte, error) {
+	i = max(i, -1)
+	var c checkpoint
+	if i >= 0 {
+		var err error
+		if c, err = ix.record(i); err != nil {
+			return checkpoint{}, nil, err
+		}
+	}
+	end := v.size
+	if j < ix.n {
+		cj, err := ix.record(j)
+		if err != nil {
+			return checkpoint{}, nil, err
+		}
+		end = cj.pos
+	} else if !v.final {
+		// A final index ends less than a stride before its log; a live one
+		// far behind (its writer failed, say) is better rebuilt once than
+		// read past on every page.
+		var last checkpoint
+		if ix.n > 0 {
+			var err error
+			if last, err = ix.record(ix.n - 1); err != nil {
+				return checkpoint{}, nil, err
+			}
+		}
+		if v.size-last.pos > maxLastSegment {
+			return checkpoint{}, nil, fmt.Errorf("%w: %d bytes past the last record", errStaleIndex, v.size-last.pos)
+		}
+	}
+	if end < c.pos {
+		return checkpoint{}, nil, fmt.Errorf("%w: records %d and %d out of order", errStaleIndex, i, j)
+	}
+	from := max(0, c.pos-prevLen)
+	buf := v.spanBuf(int(end - from))
+	if err := v.readAt(buf, from); err != nil {
+		return checkpoint{}, nil, err
+	}
+	if c.pos > 0 && !bytes.Equal(buf[:prevLen], c.prev[:]) {
+		return checkpoint{}, nil, fmt.Errorf("%w: checkpoint at %d does not match the log", errStaleIndex, c.pos)
+	}
+	data := buf[c.pos-from:]
+	prev := c
+	for k := i + 1; k <= j && k < ix.n; k++ {
+		next, err := ix.record(k)
+		if err != nil {
+			return checkpoint{}, nil, err
+		}
+		if next.pos-prev.pos < prevLen {
+			return checkpoint{}, nil, fmt.Errorf("%w: records %d and %d too close", errStaleIndex, k-1, k)
+		}
+		seg := data[prev.pos-c.pos : next.pos-c.pos]
+		ok := prev.lines+int64(bytes.Count(seg, newline)) == next.lines &&
+			bytes.Equal(seg[len(seg)-prevLen:], next.prev[:])
+		if ok && v.needChars {
+			// next.pos is a character boundary, so bytes still open at the
+			// end of seg are invalid ones: rc.total counts them right.
+			var rc runeCounter
+			rc.write(seg)
+			ok = prev.chars+rc.total() == next.chars
+		}
+		if !ok {
+			return checkpoint{}, nil, fmt.Errorf("%w: record %d does not match the log", errStaleIndex, k)
+		}
+		prev = next
+	}
+	return c, data, nil
+}
+
+// spanBuf returns the view's reusable span buffer with length n.
+func (v *view) spanBuf(n int) []byte {
+	if cap(v.span0) < n {
+		v.span0 = make([]byte, n)
+	}
+	return v.span0[:n]
+}
+
+// totals counts from the last checkpoint to the end, after checking that
+// checkpoint against the one before it.
+func (v *view) totals() (totals, error) {
+	ix, err := v.index()
+	if err != nil {
+		return totals{}, err
+	}
+	c0, data, err := v.span(ix, ix.n-2, ix.n)
+	if err != nil {
+		return totals{}, err
+	}
+	c := c0
+	if ix.n > 0 {
+		if c, err = ix.record(ix.n - 1); err != nil {
+			return totals{}, err
+		}
+	}
+	b := data[c.pos-c0.pos:]
+	t := totals{newlines: c.lines + int64(bytes.Count(b, newline))}
+	if v.needChars {
+		rc := runeCounter{chars: c.chars}
+		rc.write(b)
+		t.chars = rc.chars
+		if v.final {
+			t.chars = rc.total()
+		}
+	}
+	last := c.prev[prevLen-1]
+	if len(b) > 0 {
+		last = b[len(b)-1]
+	}
+	t.lines = t.newlines
+	if v.size > 0 && last != '\n' {
+		t.lines++
+	}
+	return t, nil
+}
+
+// charStart returns the byte offset where character target starts. The
+// caller makes sure target is below the view's character total.
+func (v *view) charStart(target int64) (int64, error) {
+	ix, err := v.index()
+	if err != nil {
+		return 0, err
+	}
+	i, err := ix.byChars(target)
+	if err != nil {
+		return 0, err
+	}
+	c, b, err := v.span(ix, i, i+1)
+	if err != nil {
+		return 0, err
+	}
+	need := target - c.chars
+	k, n, _ := takeRunes(b, need, len(b), v.final && c.pos+int64(len(b)) == v.size)
+	if n < need {
+		return 0, fmt.Errorf("%w: character %d is not where the index puts it", errStaleIndex, target)
+	}
+	return c.pos + int64(k), nil
+}
+
+// lineStart returns the byte offset where line target starts: just after
+// the target-th '\n'. The caller makes sure that '\n' exists.
+func (v *view) lineStart(target int64) (int64, error) {
+	if target == 0 {
+		return 0, nil
+	}
+	ix, err := v.index()
+	if err != nil {
+		return 0, err
+	}
+	i, err := ix.byLines(target)
+	if err != nil {
+		return 0, err
+	}
+	c, b, err := v.span(ix, i, i+1)
+	if err != nil {
+		return 0, err
+	}
+	off := 0
+	for need := target - c.lines; need > 0; need-- {
+		j := bytes.IndexByte(b[off:], '\n')
+		if j < 0 {
+			return 0, fmt.Errorf("%w: line %d is not where the index puts it", errStaleIndex, target)
+		}
+		off += j + 1
+	}
+	return c.pos + int64(off), nil
+}

@@ -1,0 +1,70 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bgcmd/bgcmd"
+	"github.com/bgcmd/bgcmd/artifacts"
+	"github.com/bgcmd/bgcmd/jobstore"
+)
+
+// TestReconcileCrashAfterBankingKeepsTheOutput plays a reconciler that dies
+// after banking an orphan's logs (moving them out of the job directory) and
+// before its settle commits: the exit record it wrote first must let the
+// next reconcile settle the job with all its output.
+func TestReconcileCrashAfterBankingKeepsTheOutput(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	home := t.TempDir()
+	st, err := jobstore.Open(ctx, jobstore.Options{Path: filepath.Join(home, "bgcmd.db")})
+	require.NoError(t, err)
+	defer st.Close()
+	r, err := New(ctx, Options{Store: st, Home: home, SkipReconcile: true})
+	require.NoError(t, err)
+
+	dead := exec.Command("/bin/true")
+	require.NoError(t, dead.Run())
+	j := &bgcmd.Job{Argv: []string{"/usr/bin/env"}, Exe: "/usr/bin/env", Cwd: "/",
+		SupervisorPID: dead.Process.Pid, Timeout: time.Minute}
+	require.NoError(t, st.Create(ctx, j))
+	dir := r.jobDir(j.ID)
+	require.NoError(t, os.MkdirAll(dir, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "stdout.log"), []byte("partial output\n"), 0o600))
+
+	// The first reconciler: takes over, records, banks — and dies.
+	rec, err := st.Get(ctx, j.ID)
+	require.NoError(t, err)
+	require.NoError(t, st.Claim(ctx, jobstore.ClaimParams{ID: j.ID, SupervisorPID: r.selfPID,
+		SupervisorStart: r.selfTime, FromPID: rec.SupervisorPID, FromStart: rec.SupervisorStart}))
+	exit := r.orphanRecord(rec, dir)
+	require.NoError(t, writeExitRecord(dir, exit))
+	_, err = bankStreams(r.arts, dir, exit)
+	require.NoError(t, err)
+	_, err = os.Stat(filepath.Join(dir, "stdout.log"))
+	require.True(t, os.IsNotExist(err), "banking moved the log out of the job directory")
+	// Its process is gone: the row now names a dead supervisor.
+	require.NoError(t, st.Claim(ctx, jobstore.ClaimParams{ID: j.ID, SupervisorPID: dead.Process.Pid,
+		FromPID: r.selfPID, FromStart: r.selfTime}))
+
+	rep, err := r.Reconcile(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, rep.FromExitRecord)
+	got, err := st.Get(ctx, j.ID)
+	require.NoError(t, err)
+	require.Equal(t, bgcmd.StateOrphaned, got.State)
+	arts, err := st.Artifacts(ctx, j.ID)
+	require.NoError(t, err)
+	require.Len(t, arts, 2)
+	res, err := r.ReadOutput(ctx, j.ID, bgcmd.Stdout, pageAll())
+	require.NoError(t, err)
+	require.Equal(t, "partial output\n", res.Text)
+}
+
+func pageAll() artifacts.Page { return artifacts.Page{} }

@@ -1,0 +1,144 @@
+package soak
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bgcmd/bgcmd"
+	"github.com/bgcmd/bgcmd/jobstore"
+)
+
+// BenchmarkCLIRun times `bgcmd run -- /bin/true` (the real binary, a
+// detached supervisor, the job durable and running) until it returns,
+// interleaved with a raw exec.Command("/bin/true").Run() in the same loop so
+// a noisy neighbour hits both alike. It reports both medians and 90th
+// percentiles and the ratio of the medians (issue 5: median under 15 ms).
+func BenchmarkCLIRun(b *testing.B) {
+	h := newHome(b, "", defaultPolicy(b))
+	h.mustRun(0, "list") // the database exists before the first timing
+	ctx := context.Background()
+	cli := make([]time.Duration, 0, b.N)
+	raw := make([]time.Duration, 0, b.N)
+	ids := make([]string, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		res, err := h.run(ctx, "run", "--", "/bin/true")
+		if err != nil || res.code != 0 {
+			b.Fatalf("%v %s", err, res)
+		}
+		cli = append(cli, res.took)
+		ids = append(ids, string(res.stdout[:len(res.stdout)-1]))
+
+		start := time.Now()
+		if err := exec.Command("/bin/true").Run(); err != nil {
+			b.Fatal(err)
+		}
+		raw = append(raw, time.Since(start))
+	}
+	b.StopTimer()
+	med, p90 := percentile(cli, 50), percentile(cli, 90)
+	rmed, rp90 := percentile(raw, 50), percentile(raw, 90)
+	b.ReportMetric(ms(med), "median-ms")
+	b.ReportMetric(ms(p90), "p90-ms")
+	b.ReportMetric(ms(rmed), "raw-median-ms")
+	b.ReportMetric(ms(rp90), "raw-p90-ms")
+	b.ReportMetric(float64(med)/float64(rmed), "x-raw-median")
+	// Every job settles before the home goes away.
+	st := h.openRO()
+	defer st.Close()
+	for _, id := range ids {
+		eventually(b, time.Minute, "job "+id, func() (bool, string) {
+			rec, err := st.Get(ctx, id)
+			return err == nil && rec.State == bgcmd.StateExited, fmt.Sprint(err)
+		})
+	}
+}
+
+func percentile(d []time.Duration, p int) time.Duration {
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[(len(s)-1)*p/100]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// BenchmarkRawExecTrueConcurrent4 is the baseline of
+// runner.BenchmarkLifecycleTrueConcurrent4: four goroutines running
+// exec.Command("/bin/true").Run() as fast as they can.
+func BenchmarkRawExecTrueConcurrent4(b *testing.B) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(b.N) {
+				if err := exec.Command("/bin/true").Run(); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+}
+
+// BenchmarkSettle1000RawBaseline is the floor under
+// runner.BenchmarkReconcile1000Orphans: 1,000 single-row compare-and-set
+// UPDATEs, each its own transaction, on a bare SQLite table with bgcmd's
+// pragmas (WAL, synchronous NORMAL, immediate transactions). Reconcile does
+// that much durable writing per job, plus its checks and banking.
+func BenchmarkSettle1000RawBaseline(b *testing.B) {
+	const jobs = 1000
+	for range b.N {
+		b.StopTimer()
+		path := filepath.Join(b.TempDir(), "raw.db")
+		db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate")
+		require.NoError(b, err)
+		db.SetMaxOpenConns(1)
+		_, err = db.Exec(`CREATE TABLE jobs (id TEXT PRIMARY KEY, state TEXT NOT NULL, error TEXT NOT NULL DEFAULT '')`)
+		require.NoError(b, err)
+		ids := make([]string, jobs)
+		tx, err := db.Begin()
+		require.NoError(b, err)
+		for i := range ids {
+			ids[i] = jobstore.NewID()
+			_, err := tx.Exec(`INSERT INTO jobs (id, state) VALUES (?, 'running')`, ids[i])
+			require.NoError(b, err)
+		}
+		require.NoError(b, tx.Commit())
+		b.StartTimer()
+		for _, id := range ids {
+			tx, err := db.Begin()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := tx.Exec(`UPDATE jobs SET state = 'orphaned', error = 'supervisor died' WHERE id = ? AND state = 'running'`, id); err != nil {
+				b.Fatal(err)
+			}
+			if err := tx.Commit(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+		require.NoError(b, db.Close())
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/1000-jobs")
+}
