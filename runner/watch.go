@@ -51,7 +51,9 @@ func (w *dirWatch) loop() {
 	}
 }
 
-// Close stops the watch; C is closed soon after.
+// Close stops the watch; C is closed soon after. Closing an inotify
+// instance waits for the kernel's grace period (milliseconds), so it
+// happens in the background rather than on the caller's path.
 func (w *dirWatch) Close() {
-	w.once.Do(func() { w.f.Close() })
+	w.once.Do(func() { go w.f.Close() })
 }
