@@ -139,7 +139,7 @@ func (c *Capture) Write(p []byte) (int, error) {
 		n, err = c.f.Write(want)
 		c.account(want[:n])
 		if err != nil {
-			c.err = fmt.Errorf("write %s: %w", c.path, err)
+			c.err = err // *fs.PathError: names the log already
 			return n, c.err
 		}
 	}

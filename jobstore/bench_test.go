@@ -3,7 +3,7 @@ package jobstore_test
 import (
 	"context"
 	"database/sql"
-		"os"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -154,4 +154,3 @@ func BenchmarkCountersFullScanBaseline(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/op")
 }
-

@@ -10,13 +10,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/pressly/goose/v3"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
+	"github.com/bgcmd/bgcmd/internal/flock"
 	"github.com/bgcmd/bgcmd/migrations"
 )
 
@@ -154,7 +154,7 @@ func (s *Store) init(ctx context.Context) error {
 	if current, err := appliedVersion(ctx, s.w); err == nil && current == latestVersion() {
 		return nil // the common case: already migrated, no lock, no provider
 	}
-	unlock, err := lockFile(s.path + ".migrate.lock")
+	unlock, err := flock.Lock(s.path+".migrate.lock", true)
 	if err != nil {
 		return fmt.Errorf("open store %s: %w", s.path, err)
 	}
@@ -224,29 +224,6 @@ func describeOpenError(path string, err error) error {
 		return fmt.Errorf("open store %s: cannot open the file (check the directory exists and is writable): %w", path, err)
 	}
 	return fmt.Errorf("open store %s: %w", path, err)
-}
-
-// lockFile takes an exclusive flock on path, creating it, and returns the
-// function that releases it.
-func lockFile(path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("open migration lock: %w", err)
-	}
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-		if err != syscall.EINTR {
-			break
-		}
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
-	return func() {
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
-	}, nil
 }
 
 // Close closes the database connections.

@@ -30,6 +30,11 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 		return describeWriteError(err)
 	}
 	if err := tx.Commit(); err != nil {
+		// SQLite leaves a transaction open when COMMIT fails (a full disk,
+		// say); database/sql forgets it all the same. End it on the one
+		// writer connection, or it would hold the write lock for every
+		// process sharing the file.
+		_, _ = s.w.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 		return describeWriteError(fmt.Errorf("commit: %w", err))
 	}
 	return nil

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/bgcmd/bgcmd/artifacts"
+	"github.com/bgcmd/bgcmd/internal/flock"
 )
 
 // artifactsLockName is the lock file in the artifact store that keeps
@@ -24,24 +24,5 @@ func lockArtifacts(store *artifacts.Store, exclusive bool) (func(), error) {
 	if err := os.MkdirAll(store.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("lock artifacts: %w", err)
 	}
-	path := filepath.Join(store.Dir, artifactsLockName)
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("lock artifacts: %w", err)
-	}
-	how := syscall.LOCK_SH
-	if exclusive {
-		how = syscall.LOCK_EX
-	}
-	for {
-		err = syscall.Flock(int(f.Fd()), how)
-		if err != syscall.EINTR {
-			break
-		}
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
-	return func() { f.Close() }, nil
+	return flock.Lock(filepath.Join(store.Dir, artifactsLockName), exclusive)
 }

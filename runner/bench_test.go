@@ -207,4 +207,3 @@ func BenchmarkReconcile1000Orphans(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/1000-orphans")
 }
-

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/artifacts"
+	"github.com/bgcmd/bgcmd/internal/flock"
 	"github.com/bgcmd/bgcmd/jobstore"
 )
 
@@ -100,7 +100,7 @@ func (r *Runner) reconcileJob(ctx context.Context, rec *jobstore.Record) (reconc
 		return reconcileAlive, nil
 	}
 	// Two reconcilers take turns: the second finds the job settled.
-	unlock, err := lockFile(filepath.Join(r.jobsDir, reconcileLockName))
+	unlock, err := flock.Lock(filepath.Join(r.jobsDir, reconcileLockName), true)
 	if err != nil {
 		return 0, fmt.Errorf("job %s: %w", rec.ID, err)
 	}
@@ -197,25 +197,6 @@ func (r *Runner) orphanRecord(rec *jobstore.Record, dir string) *exitRecord {
 	msg := fmt.Sprintf("%s without recording an exit; killed %d leftover process(es) of group %d; kept %d bytes of stdout and %d bytes of stderr",
 		why, killed, rec.PGID, kept[0], kept[1])
 	return &exitRecord{State: bgcmd.StateOrphaned, Error: msg, FinishedAt: r.now().UTC(),
-		Detail: map[string]any{"leftover_processes_killed": killed, "reason": why}, Streams: streams}
-}
-
-// lockFile takes an exclusive flock on path, creating it, and returns the
-// function that releases it.
-func lockFile(path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("open lock: %w", err)
-	}
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-		if err != syscall.EINTR {
-			break
-		}
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
-	return func() { f.Close() }, nil
+		Detail: map[string]any{"leftover_processes_killed": killed, "reason": why,
+			"dead_supervisor_pid": rec.SupervisorPID}, Streams: streams}
 }

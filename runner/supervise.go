@@ -364,4 +364,3 @@ func describeStartError(job *bgcmd.Job, err error) string {
 	}
 	return fmt.Sprintf("cannot start %s: %v", job.Exe, err)
 }
-

@@ -105,8 +105,9 @@ func (s *soaker) checkJob(ctx context.Context, f *soakFigures, j *jobRun, rec *j
 	sp := j.spec
 	where := fmt.Sprintf("job %d %s (%s, %s, %s)", sp.n, rec.ID, sp.kind, sp.mode, strings.Join(sp.argv[:len(sp.argv)-1], " "))
 	// Interrupted: the harness killed its supervisor, or killed its host
-	// before a supervisor claimed it (the row still names the host).
-	startInterrupted := j.hostKilled && rec.SupervisorPID == j.hostPID
+	// before a supervisor claimed it (the row still names the host, or the
+	// reconciler that took the job over from the dead host says so).
+	startInterrupted := j.hostKilled && (rec.SupervisorPID == j.hostPID || s.orphanedFrom(ctx, rec.ID) == j.hostPID)
 	interrupted := j.supervisorKilled.Load() || startInterrupted
 	natural := rec.State == sp.want.state
 	if interrupted {
@@ -443,4 +444,15 @@ func (s *soaker) checkDatabase(ctx context.Context, f *soakFigures) {
 func sha(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
+}
+
+// orphanedFrom returns the pid of the dead supervisor a reconciler took the
+// job over from (0 when it was not orphaned that way).
+func (s *soaker) orphanedFrom(ctx context.Context, id string) int {
+	events, err := s.ro.Events(ctx, id)
+	if err != nil || len(events) == 0 {
+		return 0
+	}
+	pid, _ := events[len(events)-1].Detail["dead_supervisor_pid"].(float64)
+	return int(pid)
 }

@@ -33,12 +33,23 @@ func (g *globals) openApp(ctx context.Context) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &app{home: home, session: g.sessionName()}
 	pol, path, err := g.loadPolicy(home)
 	if err != nil {
 		return nil, err
 	}
+	a, err := g.open(ctx, home, pol, false)
+	if err != nil {
+		return nil, err
+	}
 	a.policyPath = path
+	return a, nil
+}
+
+// open opens the store under home and a detached runner with pol (nil
+// refuses every start), reconciling first unless skipReconcile is set.
+func (g *globals) open(ctx context.Context, home string, pol *policy.Policy, skipReconcile bool) (*app, error) {
+	a := &app{home: home, session: g.sessionName()}
+	var err error
 	if a.store, err = jobstore.Open(ctx, jobstore.Options{Path: filepath.Join(home, "bgcmd.db")}); err != nil {
 		return nil, err
 	}
@@ -48,7 +59,7 @@ func (g *globals) openApp(ctx context.Context) (*app, error) {
 		return nil, fmt.Errorf("find the bgcmd binary for detached supervisors: %w", err)
 	}
 	a.runner, err = runner.New(ctx, runner.Options{Store: a.store, Home: home, Policy: pol,
-		Detached: true, Binary: bin, Session: a.session})
+		Detached: true, Binary: bin, Session: a.session, SkipReconcile: skipReconcile})
 	if err != nil {
 		a.store.Close()
 		return nil, err

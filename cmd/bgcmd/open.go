@@ -5,11 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
-
-	"github.com/bgcmd/bgcmd/jobstore"
-	"github.com/bgcmd/bgcmd/runner"
 )
 
 // openJobs opens the store and a detached runner without loading the
@@ -21,22 +17,7 @@ func (g *globals) openJobs(ctx context.Context, skipReconcile bool) (*app, error
 	if err != nil {
 		return nil, err
 	}
-	a := &app{home: home, session: g.sessionName()}
-	if a.store, err = jobstore.Open(ctx, jobstore.Options{Path: filepath.Join(home, "bgcmd.db")}); err != nil {
-		return nil, err
-	}
-	bin, err := os.Executable()
-	if err != nil {
-		a.store.Close()
-		return nil, fmt.Errorf("find the bgcmd binary for detached supervisors: %w", err)
-	}
-	a.runner, err = runner.New(ctx, runner.Options{Store: a.store, Home: home, Detached: true,
-		Binary: bin, Session: a.session, SkipReconcile: skipReconcile})
-	if err != nil {
-		a.store.Close()
-		return nil, err
-	}
-	return a, nil
+	return g.open(ctx, home, nil, skipReconcile)
 }
 
 // interruptible returns a context cancelled by SIGINT or SIGTERM, for the
