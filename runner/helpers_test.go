@@ -14,6 +14,7 @@ import (
 
 	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/artifacts"
+	"github.com/bgcmd/bgcmd/internal/testhome"
 	"github.com/bgcmd/bgcmd/jobstore"
 	"github.com/bgcmd/bgcmd/policy"
 	"github.com/bgcmd/bgcmd/runner"
@@ -46,6 +47,7 @@ func newEnv(t testing.TB, detached bool) *env {
 	t.Helper()
 	home := t.TempDir()
 	root := t.TempDir()
+	testhome.Cleanup(t, home) // after TempDir: runs before the removal
 	st, err := jobstore.Open(context.Background(), jobstore.Options{Path: filepath.Join(home, "bgcmd.db")})
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })

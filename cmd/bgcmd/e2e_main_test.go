@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bgcmd/bgcmd/internal/testhome"
 )
 
 // binary is the bgcmd built once for the end-to-end tests.
@@ -74,6 +76,7 @@ type home struct {
 func newHome(t *testing.T) *home {
 	t.Helper()
 	h := &home{t: t, dir: t.TempDir(), root: t.TempDir()}
+	testhome.Cleanup(t, h.dir) // after TempDir: runs before the removal
 	allowed := []string{"/usr/bin/env", "/nonexistent/bin/tool"}
 	for _, f := range []string{"exit-with.sh", "ignore-term.sh", "print-bytes.sh", "slow-lines.sh",
 		"wait-for-file.sh", "kill-self.sh"} {
