@@ -177,12 +177,11 @@ loop:
 		select {
 		case waitErr = <-exited:
 			break loop
-		case st := <-capHit:
+		case <-capHit:
 			if reason == "" {
 				reason = bgcmd.StateOutputLimit
 			}
 			_ = signalGroup(pgid, syscall.SIGKILL)
-			_ = st
 		case err := <-writeFailed:
 			// The log cannot take more (a full disk, say): stop the command
 			// rather than let it block on a full pipe or lose output quietly.

@@ -22,7 +22,7 @@ import (
 // detached supervisor, the job durable and running) until it returns,
 // interleaved with a raw exec.Command("/bin/true").Run() in the same loop so
 // a noisy neighbour hits both alike. It reports both medians and 90th
-// percentiles and the ratio of the medians (issue 5: median under 15 ms).
+// percentiles and the ratio of the medians (the aim: a median under 15 ms).
 func BenchmarkCLIRun(b *testing.B) {
 	h := newHome(b, "", defaultPolicy(b))
 	h.mustRun(0, "list") // the database exists before the first timing

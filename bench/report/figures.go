@@ -1,9 +1,9 @@
 package main
 
 // This file is the one place that says which benchmark is paired with which
-// baseline, how their ratio reads, and what the issues aim for. Every number
-// in the report comes from the run; only these pairings and the aims (quoted
-// from the issues) are written here.
+// baseline, how their ratio reads, and what bgcmd aims for. Every number
+// in the report comes from the run; only these pairings and the aims are
+// written here.
 
 // ref names one metric of one benchmark: the package's import path relative
 // to the module ("runner", "soak", …), the benchmark's name without the
@@ -56,17 +56,17 @@ type check struct {
 
 // figure pairs one bgcmd number with the baseline measured in the same run.
 type figure struct {
-	Issue int
+	Area  string
 	Name  string
 	Bgcmd ref
-	// Baseline is nil for a figure the issues ask for with no baseline of
+	// Baseline is nil for a figure bgcmd's aims ask for with no baseline of
 	// its own kind; Derived then names how the comparison is made.
 	Baseline *ref
 	// Derived, when set, computes the baseline from the bgcmd benchmark's
 	// own line (e.g. the bytes per op behind an RSS figure).
 	Derived string
 	Ratio   ratioKind
-	// Aim is the issue's words; Checks encode them where they are numbers.
+	// Aim is the aim in words; Checks encode them where they are numbers.
 	Aim    string
 	Checks []check
 }
@@ -76,104 +76,104 @@ type figure struct {
 const derivedBytesKiB = "bytes-per-op-KiB"
 
 var figures = []figure{
-	// Issue 2: the job store.
-	{Issue: 2, Name: "Store transitions, one writer",
+	// the job store.
+	{Area: "store", Name: "Store transitions, one writer",
 		Bgcmd:    ref{"jobstore", "BenchmarkTransitionsOneWriter", "transitions/s"},
 		Baseline: &ref{"jobstore", "BenchmarkRawInsertBaseline", "transitions/s"},
 		Ratio:    ratioShare, Aim: "report transitions/s for one writer"},
-	{Issue: 2, Name: "Store transitions, 8 writing processes",
+	{Area: "store", Name: "Store transitions, 8 writing processes",
 		Bgcmd:    ref{"jobstore", "BenchmarkTransitionsEightProcesses", "transitions/s"},
 		Baseline: &ref{"jobstore", "BenchmarkRawInsertBaseline", "transitions/s"},
 		Ratio:    ratioShare, Aim: "report transitions/s with 8 processes on one file"},
-	{Issue: 2, Name: "List 50 newest failed jobs at 1,000,000 jobs",
+	{Area: "store", Name: "List 50 newest failed jobs at 1,000,000 jobs",
 		Bgcmd:    ref{"jobstore", "BenchmarkList50FailedAtMillion", "µs/op"},
 		Baseline: &ref{"jobstore", "BenchmarkCountersFullScanBaseline", "µs/op"},
 		Ratio:    ratioSpeedup, Aim: "under 1 ms at a million jobs (baseline: a full scan of the same table)",
 		Checks: []check{{"value", "<=", 1000}}},
-	{Issue: 2, Name: "Session counters at 1,000,000 jobs",
+	{Area: "store", Name: "Session counters at 1,000,000 jobs",
 		Bgcmd:    ref{"jobstore", "BenchmarkCountersAtMillion", "µs/op"},
 		Baseline: &ref{"jobstore", "BenchmarkCountersFullScanBaseline", "µs/op"},
 		Ratio:    ratioSpeedup, Aim: "under 1 ms at a million jobs",
 		Checks: []check{{"value", "<=", 1000}}},
 
-	// Issue 3: the policy.
-	{Issue: 3, Name: "Policy check (50-entry allowlist, cwd 10 levels deep)",
+	// the policy.
+	{Area: "policy", Name: "Policy check (50-entry allowlist, cwd 10 levels deep)",
 		Bgcmd:    ref{"policy", "BenchmarkCheck", "ns/op"},
 		Baseline: &ref{"policy", "BenchmarkCheckBaselineStat", "ns/op"},
 		Ratio:    ratioCost, Aim: "costs microseconds (under 100 µs)",
 		Checks: []check{{"value", "<=", 100_000}}},
 
-	// Issue 4: the runner.
-	{Issue: 4, Name: "Start overhead: /bin/true lifecycle, sequential",
+	// the runner.
+	{Area: "runner", Name: "Start overhead: /bin/true lifecycle, sequential",
 		Bgcmd:    ref{"runner", "BenchmarkLifecycleTrue", "ns/op"},
 		Baseline: &ref{"runner", "BenchmarkRawExecTrue", "ns/op"},
 		Ratio:    ratioCost, Aim: "≤ 1.5× raw exec",
 		Checks: []check{{"ratio", "<=", 1.5}}},
-	{Issue: 4, Name: "Start throughput: /bin/true lifecycle, 4 starters",
+	{Area: "runner", Name: "Start throughput: /bin/true lifecycle, 4 starters",
 		Bgcmd:    ref{"runner", "BenchmarkLifecycleTrueConcurrent4", "jobs/s"},
 		Baseline: &ref{"soak", "BenchmarkRawExecTrueConcurrent4", "jobs/s"},
 		Ratio:    ratioShare, Aim: "≥ 1,000 jobs/s with 4 starting concurrently",
 		Checks: []check{{"value", ">=", 1000}}},
-	{Issue: 4, Name: "Capture, small writes (head -c)",
+	{Area: "runner", Name: "Capture, small writes (head -c)",
 		Bgcmd:    ref{"runner", "BenchmarkCaptureSmallWrites", "MB/s"},
 		Baseline: &ref{"runner", "BenchmarkDirectFileSmallWrites", "MB/s"},
 		Ratio:    ratioShare, Aim: "≥ 80% of the direct speed",
 		Checks: []check{{"ratio", ">=", 0.8}}},
-	{Issue: 4, Name: "Capture, 1 MiB writes (dd bs=1M)",
+	{Area: "runner", Name: "Capture, 1 MiB writes (dd bs=1M)",
 		Bgcmd:    ref{"runner", "BenchmarkCaptureLargeWrites", "MB/s"},
 		Baseline: &ref{"runner", "BenchmarkDirectFileLargeWrites", "MB/s"},
 		Ratio:    ratioShare, Aim: "≥ 1 GB/s",
 		Checks: []check{{"value", ">=", 1000}}},
-	{Issue: 4, Name: "Supervisor RSS growth over one capture (1 MiB writes)",
+	{Area: "runner", Name: "Supervisor RSS growth over one capture (1 MiB writes)",
 		Bgcmd:   ref{"runner", "BenchmarkCaptureLargeWrites", "rss-growth-KiB"},
 		Derived: derivedBytesKiB,
 		Ratio:   ratioFraction, Aim: "memory does not grow with output size (RSS growth under 16 MiB for the whole output)",
 		Checks: []check{{"value", "<=", 16 << 10}}},
-	{Issue: 4, Name: "Supervisor RSS growth over one capture (small writes)",
+	{Area: "runner", Name: "Supervisor RSS growth over one capture (small writes)",
 		Bgcmd:   ref{"runner", "BenchmarkCaptureSmallWrites", "rss-growth-KiB"},
 		Derived: derivedBytesKiB,
 		Ratio:   ratioFraction, Aim: "memory does not grow with output size (RSS growth under 16 MiB for the whole output)",
 		Checks: []check{{"value", "<=", 16 << 10}}},
 
-	// Issue 5: detached supervision.
-	{Issue: 5, Name: "`bgcmd run -- /bin/true` until it returns, median",
+	// detached supervision.
+	{Area: "durability", Name: "`bgcmd run -- /bin/true` until it returns, median",
 		Bgcmd:    ref{"soak", "BenchmarkCLIRun", "median-ms"},
 		Baseline: &ref{"soak", "BenchmarkCLIRun", "raw-median-ms"},
 		Ratio:    ratioCost, Aim: "median under 15 ms",
 		Checks: []check{{"value", "<=", 15}}},
-	{Issue: 5, Name: "`bgcmd run -- /bin/true` until it returns, p90",
+	{Area: "durability", Name: "`bgcmd run -- /bin/true` until it returns, p90",
 		Bgcmd:    ref{"soak", "BenchmarkCLIRun", "p90-ms"},
 		Baseline: &ref{"soak", "BenchmarkCLIRun", "raw-p90-ms"},
 		Ratio:    ratioCost, Aim: "(reported beside the median)"},
-	{Issue: 5, Name: "runner.Start, detached, until it returns",
+	{Area: "durability", Name: "runner.Start, detached, until it returns",
 		Bgcmd:    ref{"runner", "BenchmarkDetachedStart", "ns/op"},
 		Baseline: &ref{"runner", "BenchmarkRawExecTrue", "ns/op"},
 		Ratio:    ratioCost, Aim: "(the library's share of the above)"},
-	{Issue: 5, Name: "Reconcile 1,000 orphaned jobs",
+	{Area: "durability", Name: "Reconcile 1,000 orphaned jobs",
 		Bgcmd:    ref{"runner", "BenchmarkReconcile1000Orphans", "ms/1000-orphans"},
 		Baseline: &ref{"soak", "BenchmarkSettle1000RawBaseline", "ms/1000-jobs"},
 		Ratio:    ratioCost, Aim: "under 2 s",
 		Checks: []check{{"value", "<=", 2000}}},
 
-	// Issue 6: artifacts.
-	{Issue: 6, Name: "Read a page at 99.9% of a big log, by chars",
+	// artifacts.
+	{Area: "output", Name: "Read a page at 99.9% of a big log, by chars",
 		Bgcmd:    ref{"artifacts", "BenchmarkReadPageChars", "ns/op"},
 		Baseline: &ref{"artifacts", "BenchmarkScanChars", "ns/op"},
 		Ratio:    ratioSpeedup, Aim: "under 0.1 ms per page and over 1,000× faster than the scan",
 		Checks: []check{{"value", "<=", 100_000}, {"ratio", ">=", 1000}}},
-	{Issue: 6, Name: "Read a page at 99.9% of a big log, by lines",
+	{Area: "output", Name: "Read a page at 99.9% of a big log, by lines",
 		Bgcmd:    ref{"artifacts", "BenchmarkReadPageLines", "ns/op"},
 		Baseline: &ref{"artifacts", "BenchmarkScanLines", "ns/op"},
 		Ratio:    ratioSpeedup, Aim: "under 0.1 ms per page and over 1,000× faster than the scan",
 		Checks: []check{{"value", "<=", 100_000}, {"ratio", ">=", 1000}}},
-	{Issue: 6, Name: "Indexing overhead on capture throughput",
+	{Area: "output", Name: "Indexing overhead on capture throughput",
 		Bgcmd:    ref{"artifacts", "BenchmarkCapture", "MB/s"},
 		Baseline: &ref{"artifacts", "BenchmarkCaptureBaselineFile", "MB/s"},
 		Ratio:    ratioShare, Aim: "overhead under 15% (≥ 85% of the plain file write)",
 		Checks: []check{{"ratio", ">=", 0.85}}},
 
-	// Issue 7: retention (list latency at a million jobs is issue 2's figure).
-	{Issue: 7, Name: "Prune 100,000 settled jobs with their files",
+	// retention (list latency at a million jobs is the store's figure).
+	{Area: "retention", Name: "Prune 100,000 settled jobs with their files",
 		Bgcmd:    ref{"runner", "BenchmarkPrune", "jobs/s"},
 		Baseline: &ref{"runner", "BenchmarkPrune", "baseline_rows/s"},
 		Ratio:    ratioShare, Aim: "report jobs/s (baseline: one plain DELETE of as many rows)"},

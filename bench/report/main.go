@@ -1,6 +1,6 @@
 // Command report runs every benchmark of the bgcmd module in one `go test`
 // run and writes bench/REPORT.md and bench/report.json: for each figure the
-// issues ask for, bgcmd's number, the baseline measured in the same run, their
+// aims name, bgcmd's number, the baseline measured in the same run, their
 // ratio and the aim, plus the machine the run was made on.
 //
 // Nothing in the report is typed in by hand: the pairing of figure and
