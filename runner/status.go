@@ -42,12 +42,6 @@ func (r *Runner) Counters(ctx context.Context, session string) (bgcmd.Counters, 
 	return r.store.Counters(ctx, session)
 }
 
-// StatusOf builds the status of a job record already read, marking it seen
-// when markSeen is set and it has settled.
-func (r *Runner) StatusOf(ctx context.Context, rec *jobstore.Record, markSeen bool) (*bgcmd.Status, error) {
-	return r.status(ctx, rec, markSeen)
-}
-
 func (r *Runner) status(ctx context.Context, rec *jobstore.Record, markSeen bool) (*bgcmd.Status, error) {
 	j := &rec.Job
 	s := &bgcmd.Status{

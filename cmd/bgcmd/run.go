@@ -19,10 +19,6 @@ import (
 // forever bounds a wait nobody bounded (about 146 years).
 const forever = time.Duration(1 << 62)
 
-// startFailGrace bounds how long run (without --wait) waits for a job that
-// has no child process yet to record its failed start.
-const startFailGrace = 5 * time.Second
-
 // runFlags are run's options as typed.
 type runFlags struct {
 	cwd, timeout, maxOutput string
@@ -160,11 +156,9 @@ func (g *globals) run(cmd *cobra.Command, argv []string, o runFlags) error {
 	}
 	out := cmd.OutOrStdout()
 	if !o.wait {
+		// Start returns once the child runs or the start has failed and
+		// settled, so this status is never a start still in flight.
 		s, err := a.runner.Peek(ctx, job.ID)
-		if err == nil && !s.Settled() && s.PID == 0 {
-			// No child yet: the supervisor is settling a failed start.
-			s, err = a.runner.Await(ctx, job.ID, startFailGrace)
-		}
 		if err != nil {
 			return err
 		}
