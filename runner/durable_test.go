@@ -259,3 +259,27 @@ func TestMissingSupervisorBinaryFailsTheStartClearly(t *testing.T) {
 	require.NotNil(t, j)
 	require.Equal(t, bgcmd.StateStartFailed, j.State, "no job left running")
 }
+
+func TestHomeDeletedUnderARunningJobSettlesWithAClearError(t *testing.T) {
+	t.Parallel()
+	for _, detached := range []bool{false, true} {
+		t.Run(map[bool]string{false: "in-process", true: "detached"}[detached], func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, detached)
+			gate := filepath.Join(t.TempDir(), "gate")
+			j := e.start([]string{fixture(t, "wait-for-file.sh"), gate, "0"}, runner.StartOptions{})
+			waitFor(t, "output", func() bool { return e.output(j.ID, bgcmd.Stdout) == "waiting\n" })
+
+			// The job directory (its logs, its exit record's home) and the
+			// artifact store are removed while the command runs.
+			require.NoError(t, os.RemoveAll(filepath.Join(e.home, "jobs")))
+			require.NoError(t, os.RemoveAll(filepath.Join(e.home, "artifacts")))
+			require.NoError(t, os.WriteFile(gate, nil, 0o600))
+
+			s := e.await(j.ID)
+			require.True(t, s.State.Settled())
+			require.NotEmpty(t, s.Error, "the loss is said, not hidden")
+			t.Logf("settled %s: %s", s.State, s.Error)
+		})
+	}
+}
