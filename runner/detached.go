@@ -114,7 +114,9 @@ func (r *Runner) awaitStartup(ctx context.Context, job *bgcmd.Job, statusR *os.F
 	case line == "ok":
 		return nil
 	case strings.HasPrefix(line, "error: "):
-		return errors.New(strings.TrimPrefix(line, "error: "))
+		// Settle it here unless the supervisor already did: a supervisor
+		// that could not even open the store leaves the job running.
+		return fail(errors.New(strings.TrimPrefix(line, "error: ")))
 	}
 	rec, gerr := r.store.Get(context.WithoutCancel(ctx), job.ID)
 	if gerr == nil && rec.State.Settled() {

@@ -283,3 +283,19 @@ func TestHomeDeletedUnderARunningJobSettlesWithAClearError(t *testing.T) {
 		})
 	}
 }
+
+func TestASupervisorThatReportsAnErrorLeavesNoJobRunning(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, false)
+	// A stand-in supervisor that fails before it can touch the store.
+	fake := filepath.Join(t.TempDir(), "fake-supervisor")
+	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\necho 'error: cannot open the store' >&4\n"), 0o700))
+	r, err := runner.New(context.Background(), runner.Options{Store: e.store, Home: e.home, Policy: e.policy,
+		Detached: true, Binary: fake})
+	require.NoError(t, err)
+	j, err := r.Start(context.Background(), []string{"/usr/bin/env"}, runner.StartOptions{})
+	require.ErrorContains(t, err, "cannot open the store")
+	require.NotNil(t, j)
+	require.Equal(t, bgcmd.StateStartFailed, j.State)
+	require.Contains(t, j.Error, "cannot open the store")
+}
