@@ -287,9 +287,11 @@ func TestHomeDeletedUnderARunningJobSettlesWithAClearError(t *testing.T) {
 func TestASupervisorThatReportsAnErrorLeavesNoJobRunning(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, false)
-	// A stand-in supervisor that fails before it can touch the store.
+	// A stand-in supervisor that reads its spec, as a real one does, then
+	// fails before it can touch the store.
 	fake := filepath.Join(t.TempDir(), "fake-supervisor")
-	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\necho 'error: cannot open the store' >&4\n"), 0o700))
+	script := "#!/bin/sh\ncat <&3 >/dev/null\necho 'error: cannot open the store' >&4\n"
+	require.NoError(t, os.WriteFile(fake, []byte(script), 0o700))
 	r, err := runner.New(context.Background(), runner.Options{Store: e.store, Home: e.home, Policy: e.policy,
 		Detached: true, Binary: fake})
 	require.NoError(t, err)
