@@ -1,9 +1,6 @@
 package agenttools_test
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,44 +9,13 @@ import (
 	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/agenttools"
 	"github.com/bgcmd/bgcmd/gittools"
+	"github.com/bgcmd/bgcmd/internal/testkit"
 	"github.com/bgcmd/bgcmd/runner"
 )
 
-// gitRepo builds a repository with two commits: "first commit" adds
-// notes.txt, "second commit" changes it and adds main.go. It returns the
-// directory and the two hashes.
-func gitRepo(t *testing.T) (dir, first, second string) {
-	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
-	dir = t.TempDir()
-	git := func(args ...string) string {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "LC_ALL=C", "GIT_CONFIG_NOSYSTEM=1",
-			"GIT_CONFIG_GLOBAL=/dev/null", "GIT_AUTHOR_NAME=Alice", "GIT_AUTHOR_EMAIL=alice@example.com",
-			"GIT_COMMITTER_NAME=Alice", "GIT_COMMITTER_EMAIL=alice@example.com",
-			"GIT_AUTHOR_DATE=2024-01-10T12:00:00Z", "GIT_COMMITTER_DATE=2024-01-10T12:00:00Z"}
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "git %v: %s", args, out)
-		return strings.TrimSpace(string(out))
-	}
-	git("init", "-q", "-b", "main")
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("one\n"), 0o644))
-	git("add", "-A")
-	git("commit", "-q", "-m", "first commit")
-	first = git("rev-parse", "HEAD")
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("one\ntwo\n"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n"), 0o644))
-	git("add", "-A")
-	git("commit", "-q", "-m", "second commit")
-	return dir, first, git("rev-parse", "HEAD")
-}
-
 func TestGitToolsRunOnTheConfiguredRepository(t *testing.T) {
 	t.Parallel()
-	repo, first, second := gitRepo(t)
+	repo, first, second := testkit.GitRepo(t)
 	h := newHarness(t)
 	g, err := gittools.New(gittools.Options{Repo: repo, Session: "agent",
 		Runner: runner.Options{Store: h.store, Home: h.home, SkipReconcile: true}})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
-	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -12,19 +11,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bgcmd/bgcmd/agenttools"
+	"github.com/bgcmd/bgcmd/internal/testkit"
 	"github.com/bgcmd/bgcmd/jobstore"
 	"github.com/bgcmd/bgcmd/policy"
 	"github.com/bgcmd/bgcmd/runner"
 )
 
 // fixture returns the absolute path of a testdata script.
-func fixture(t testing.TB, name string) string {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	p, err := filepath.Abs(filepath.Join(filepath.Dir(file), "..", "testdata", name))
-	require.NoError(t, err)
-	return p
-}
+func fixture(t testing.TB, name string) string { return testkit.Fixture(t, name) }
 
 // harness is one test's store, in-process runner and toolset.
 type harness struct {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,20 +13,14 @@ import (
 
 	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/artifacts"
-	"github.com/bgcmd/bgcmd/internal/testhome"
+	"github.com/bgcmd/bgcmd/internal/testkit"
 	"github.com/bgcmd/bgcmd/jobstore"
 	"github.com/bgcmd/bgcmd/policy"
 	"github.com/bgcmd/bgcmd/runner"
 )
 
 // fixture returns the absolute path of a testdata script.
-func fixture(t testing.TB, name string) string {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	p, err := filepath.Abs(filepath.Join(filepath.Dir(file), "..", "testdata", name))
-	require.NoError(t, err)
-	return p
-}
+func fixture(t testing.TB, name string) string { return testkit.Fixture(t, name) }
 
 // env is one test's home, store, policy and runner.
 type env struct {
@@ -47,7 +40,7 @@ func newEnv(t testing.TB, detached bool) *env {
 	t.Helper()
 	home := t.TempDir()
 	root := t.TempDir()
-	testhome.Cleanup(t, home) // after TempDir: runs before the removal
+	testkit.Cleanup(t, home) // after TempDir: runs before the removal
 	st, err := jobstore.Open(context.Background(), jobstore.Options{Path: filepath.Join(home, "bgcmd.db")})
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })

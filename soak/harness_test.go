@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bgcmd/bgcmd"
+	"github.com/bgcmd/bgcmd/internal/testkit"
 	"github.com/bgcmd/bgcmd/jobstore"
 )
 
@@ -58,13 +58,7 @@ func bgcmdBinary(t testing.TB) string {
 }
 
 // fixture returns the absolute path of a script in the module's testdata.
-func fixture(t testing.TB, name string) string {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	p, err := filepath.Abs(filepath.Join(filepath.Dir(file), "..", "testdata", name))
-	require.NoError(t, err)
-	return p
-}
+func fixture(t testing.TB, name string) string { return testkit.Fixture(t, name) }
 
 // fixtures are allowlisted in every policy the suite writes.
 var fixtures = []string{"exit-with.sh", "ignore-term.sh", "print-bytes.sh",

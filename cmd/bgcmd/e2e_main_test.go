@@ -16,7 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/bgcmd/bgcmd/internal/testhome"
+	"github.com/bgcmd/bgcmd/internal/testkit"
 )
 
 // binary is the bgcmd built once for the end-to-end tests.
@@ -56,12 +56,7 @@ func fileExists(path string) bool {
 }
 
 // fixture is the absolute path of a testdata script.
-func fixture(t testing.TB, name string) string {
-	t.Helper()
-	p, err := filepath.Abs(filepath.Join("..", "..", "testdata", name))
-	require.NoError(t, err)
-	return p
-}
+func fixture(t testing.TB, name string) string { return testkit.Fixture(t, name) }
 
 // home is one user's world: a state directory, a sandbox root and a policy.
 type home struct {
@@ -76,7 +71,7 @@ type home struct {
 func newHome(t *testing.T) *home {
 	t.Helper()
 	h := &home{t: t, dir: t.TempDir(), root: t.TempDir()}
-	testhome.Cleanup(t, h.dir) // after TempDir: runs before the removal
+	testkit.Cleanup(t, h.dir) // after TempDir: runs before the removal
 	allowed := []string{"/usr/bin/env", "/nonexistent/bin/tool"}
 	for _, f := range []string{"exit-with.sh", "ignore-term.sh", "print-bytes.sh", "slow-lines.sh",
 		"wait-for-file.sh", "kill-self.sh"} {

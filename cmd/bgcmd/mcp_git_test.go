@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,41 +11,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bgcmd/bgcmd/agenttools"
+	"github.com/bgcmd/bgcmd/internal/testkit"
 )
-
-// mcpGitRepo builds a repository with two commits ("first commit" adds
-// notes.txt, "second commit" adds main.go) and returns its directory and
-// the first commit's hash.
-func mcpGitRepo(t *testing.T) (dir, first string) {
-	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
-	dir = t.TempDir()
-	git := func(args ...string) string {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "LC_ALL=C", "GIT_CONFIG_NOSYSTEM=1",
-			"GIT_CONFIG_GLOBAL=/dev/null", "GIT_AUTHOR_NAME=Alice", "GIT_AUTHOR_EMAIL=alice@example.com",
-			"GIT_COMMITTER_NAME=Alice", "GIT_COMMITTER_EMAIL=alice@example.com"}
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "git %v: %s", args, out)
-		return strings.TrimSpace(string(out))
-	}
-	git("init", "-q", "-b", "main")
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("one\n"), 0o644))
-	git("add", "-A")
-	git("commit", "-q", "-m", "first commit")
-	first = git("rev-parse", "HEAD")
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n"), 0o644))
-	git("add", "-A")
-	git("commit", "-q", "-m", "second commit")
-	return dir, first
-}
 
 func TestMCPServesTheGitToolsWithRepo(t *testing.T) {
 	t.Parallel()
-	repo, first := mcpGitRepo(t)
+	repo, first, _ := testkit.GitRepo(t)
 	s := newMCPEnv(t).start(t, "--repo", repo)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bgcmd/bgcmd/agenttools"
-	"github.com/bgcmd/bgcmd/internal/testhome"
+	"github.com/bgcmd/bgcmd/internal/testkit"
 )
 
 // mcpBinary is the real bgcmd binary, built once by TestMain
@@ -47,7 +47,7 @@ type mcpEnv struct {
 func newMCPEnv(t *testing.T) *mcpEnv {
 	t.Helper()
 	e := &mcpEnv{home: t.TempDir()}
-	testhome.Cleanup(t, e.home) // after TempDir: runs before the removal
+	testkit.Cleanup(t, e.home) // after TempDir: runs before the removal
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
 	e.root = root

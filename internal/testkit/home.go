@@ -1,8 +1,4 @@
-// Package testhome helps tests that run detached supervisors in a temporary
-// bgcmd home: before the home is removed, every job of it is stopped and
-// every supervisor has exited, so no process writes into a directory that
-// is being deleted. It is for tests only.
-package testhome
+package testkit
 
 import (
 	"context"
