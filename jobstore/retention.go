@@ -253,24 +253,16 @@ func pruneTx(ctx context.Context, tx *sqlx.Tx, ids []string, includeUnread bool)
 	}
 	in := "(" + marks(len(b.deleted)) + ")"
 	args := anys(b.deleted)
-	rows, err := tx.QueryContext(ctx, `DELETE FROM artifacts WHERE job_id IN `+in+` RETURNING sha256, bytes`, args...)
-	if err != nil {
+	var gone []shaCount
+	if err := tx.SelectContext(ctx, &gone, `DELETE FROM artifacts WHERE job_id IN `+in+
+		` RETURNING sha256, bytes AS n`, args...); err != nil {
 		return b, err
 	}
 	sizes := map[string]int64{}
-	for rows.Next() {
-		var sha string
-		var n int64
-		if err := rows.Scan(&sha, &n); err != nil {
-			rows.Close()
-			return b, err
-		}
-		sizes[sha] = n
-		b.artifacts++
+	for _, g := range gone {
+		sizes[g.SHA256] = g.N
 	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return b, err
-	}
+	b.artifacts += int64(len(gone))
 	r, err := tx.ExecContext(ctx, `DELETE FROM job_events WHERE job_id IN `+in, args...)
 	if err != nil {
 		return b, err
@@ -304,6 +296,13 @@ func pruneTx(ctx context.Context, tx *sqlx.Tx, ids []string, includeUnread bool)
 	return b, nil
 }
 
+// shaCount is an artifact file's name with a number: its size, or how many
+// rows reference it.
+type shaCount struct {
+	SHA256 string `db:"sha256"`
+	N      int64  `db:"n"`
+}
+
 // wouldFree returns the artifact files only jobs would leave unreferenced.
 func (s *Store) wouldFree(ctx context.Context, jobs []PrunedJob) ([]UnreferencedArtifact, error) {
 	// How many rows of the selection reference each file, and its size.
@@ -318,48 +317,30 @@ func (s *Store) wouldFree(ctx context.Context, jobs []PrunedJob) ([]Unreferenced
 		for _, j := range jobs[start:min(start+DefaultPruneBatch, len(jobs))] {
 			ids = append(ids, j.ID)
 		}
-		rows, err := s.r.QueryContext(ctx, `SELECT sha256, bytes FROM artifacts WHERE job_id IN (`+
-			marks(len(ids))+`) ORDER BY job_id, stream DESC`, anys(ids)...)
-		if err != nil {
+		var got []shaCount
+		if err := s.r.SelectContext(ctx, &got, `SELECT sha256, bytes AS n FROM artifacts WHERE job_id IN (`+
+			marks(len(ids))+`) ORDER BY job_id, stream DESC`, anys(ids)...); err != nil {
 			return nil, err
 		}
-		for rows.Next() {
-			var sha string
-			var n int64
-			if err := rows.Scan(&sha, &n); err != nil {
-				rows.Close()
-				return nil, err
+		for _, g := range got {
+			if refs[g.SHA256] == nil {
+				refs[g.SHA256] = &ref{bytes: g.N}
+				order = append(order, g.SHA256)
 			}
-			if refs[sha] == nil {
-				refs[sha] = &ref{bytes: n}
-				order = append(order, sha)
-			}
-			refs[sha].n++
-		}
-		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-			return nil, err
+			refs[g.SHA256].n++
 		}
 	}
 	var out []UnreferencedArtifact
 	for start := 0; start < len(order); start += DefaultPruneBatch {
 		shas := order[start:min(start+DefaultPruneBatch, len(order))]
-		total := map[string]int64{}
-		rows, err := s.r.QueryContext(ctx, `SELECT sha256, COUNT(*) FROM artifacts WHERE sha256 IN (`+
-			marks(len(shas))+`) GROUP BY sha256`, anys(shas)...)
-		if err != nil {
+		var counts []shaCount
+		if err := s.r.SelectContext(ctx, &counts, `SELECT sha256, COUNT(*) AS n FROM artifacts WHERE sha256 IN (`+
+			marks(len(shas))+`) GROUP BY sha256`, anys(shas)...); err != nil {
 			return nil, err
 		}
-		for rows.Next() {
-			var sha string
-			var n int64
-			if err := rows.Scan(&sha, &n); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			total[sha] = n
-		}
-		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-			return nil, err
+		total := make(map[string]int64, len(counts))
+		for _, c := range counts {
+			total[c.SHA256] = c.N
 		}
 		for _, sha := range shas {
 			if total[sha] <= refs[sha].n {
