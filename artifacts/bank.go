@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/bgcmd/bgcmd/internal/atomicfile"
 )
 
 // Store is the content-addressed artifact store: a banked log lives at
@@ -155,10 +157,10 @@ func (s *Store) move(logPath, target string, size int64) error {
 	} else if err := moveFile(logPath, target); err != nil {
 		return err
 	}
-	if err := syncDir(dir); err != nil {
+	if err := atomicfile.SyncDir(dir); err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(logPath))
+	return atomicfile.SyncDir(filepath.Dir(logPath))
 }
 
 // moveFile renames src to dst, or, across filesystems, copies it to a
@@ -266,7 +268,7 @@ func (s *Store) bankEmpty(capped bool) (Summary, string, error) {
 		if err := f.Close(); err != nil {
 			return Summary{}, "", fmt.Errorf("bank empty stream: %w", err)
 		}
-		if err := syncDir(filepath.Dir(target)); err != nil {
+		if err := atomicfile.SyncDir(filepath.Dir(target)); err != nil {
 			return Summary{}, "", err
 		}
 	}

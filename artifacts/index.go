@@ -5,8 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
+
+	"github.com/bgcmd/bgcmd/internal/atomicfile"
 )
 
 // IndexSuffix is appended to a log's path to name its index: a capture
@@ -348,45 +348,9 @@ func memIndex(stride int64, recs []byte) *index {
 // writeIndexFile replaces path atomically with an index holding recs: it
 // writes a temporary file beside it, syncs it, renames it over path and
 // syncs the directory.
-func writeIndexFile(path string, stride int64, recs []byte) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp*")
-	if err != nil {
+func writeIndexFile(path string, stride int64, recs []byte) error {
+	if err := atomicfile.Write(path, append(encodeHeader(stride), recs...)); err != nil {
 		return fmt.Errorf("write index: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(encodeHeader(stride)); err != nil {
-		return fmt.Errorf("write index: %w", err)
-	}
-	if _, err = tmp.Write(recs); err != nil {
-		return fmt.Errorf("write index: %w", err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("write index: %w", err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("write index: %w", err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write index: %w", err)
-	}
-	return syncDir(dir)
-}
-
-// syncDir fsyncs a directory so that renames into it survive a crash.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("sync directory: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync directory %s: %w", dir, err)
 	}
 	return nil
 }

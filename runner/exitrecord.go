@@ -9,6 +9,7 @@ import (
 
 	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/artifacts"
+	"github.com/bgcmd/bgcmd/internal/atomicfile"
 )
 
 // exitRecordName is the file a supervisor writes in the job directory when
@@ -34,7 +35,7 @@ func writeExitRecord(dir string, rec *exitRecord) error {
 	if err != nil {
 		return fmt.Errorf("encode exit record: %w", err)
 	}
-	return writeFileAtomic(filepath.Join(dir, exitRecordName), b)
+	return atomicfile.Write(filepath.Join(dir, exitRecordName), b)
 }
 
 // readExitRecord returns the job's exit record, or nil when there is none.
@@ -51,40 +52,4 @@ func readExitRecord(dir string) (*exitRecord, error) {
 		return nil, fmt.Errorf("decode exit record %s: %w", filepath.Join(dir, exitRecordName), err)
 	}
 	return &rec, nil
-}
-
-func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	return nil
 }
