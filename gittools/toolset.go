@@ -98,6 +98,8 @@ func New(opts Options) (*Toolset, error) {
 		MaxTimeout:         opts.Timeout,
 		KillGrace:          killGrace,
 		MaxOutputBytes:     opts.MaxOutputBytes,
+		// The GIT_* variables are baseEnv's and gitEnv's, never an agent's.
+		TrustedEnv: []string{"GIT_*"},
 	}
 	if err := pol.Validate(); err != nil {
 		return nil, fmt.Errorf("new git toolset: private policy: %w", err)

@@ -8,18 +8,20 @@ import (
 	"strings"
 )
 
-// resolveCwd returns cwd with every symlink resolved, or refuses it. ""
+// resolveCwd returns the resolved root and cwd, or refuses the cwd. ""
 // means the root; a relative cwd resolves against the root. Both the root and
 // the cwd are resolved through the filesystem before they are compared, so a
 // symlink inside the root that points out of it escapes, and a symlinked root
-// contains its own target.
-func (p *Policy) resolveCwd(cwd string) (string, *Refusal) {
+// contains its own target. Every cwd that does not resolve inside the root
+// gets the same refusal, whatever is there: a refusal never tells whether a
+// path outside the sandbox exists or where a symlink points.
+func (p *Policy) resolveCwd(cwd string) (root, resolved string, r *Refusal) {
 	root, err := resolveRoot(p.CwdRoot)
 	if err != nil {
-		return "", badPolicy(err)
+		return "", "", badPolicy(err)
 	}
 	if strings.IndexByte(cwd, 0) >= 0 {
-		return "", refuse(CodeNulByte, "remove the NUL byte from the cwd", nil,
+		return "", "", refuse(CodeNulByte, "remove the NUL byte from the cwd", nil,
 			"cwd %q contains a NUL byte", cwd)
 	}
 	path := cwd
@@ -31,37 +33,37 @@ func (p *Policy) resolveCwd(cwd string) (string, *Refusal) {
 		// it, as the kernel does, not cleaned away first.
 		path = root + string(filepath.Separator) + cwd
 	}
-	resolved, err := filepath.EvalSymlinks(path)
+	resolved, err = filepath.EvalSymlinks(path)
 	if err != nil {
 		// A path that does not resolve is only described when the directory
 		// where resolution stopped is inside the sandbox, so refusals cannot
 		// be used to probe the filesystem outside it.
 		if !within(stoppedIn(path, err), root) {
-			return "", escape(cwd, p.CwdRoot, "")
+			return "", "", escape(p.CwdRoot)
 		}
 		if errors.Is(err, fs.ErrNotExist) {
-			return "", refuse(CodeBadCwd, "create it first, or pass an existing directory inside the sandbox root", err,
+			return "", "", refuse(CodeBadCwd, "create it first, or pass an existing directory inside the sandbox root", err,
 				"cwd %q does not exist", cwd)
 		}
-		return "", refuse(CodeBadCwd, "pass an existing, accessible directory inside the sandbox root", err,
+		return "", "", refuse(CodeBadCwd, "pass an existing, accessible directory inside the sandbox root", err,
 			"cwd %q cannot be resolved: %v", cwd, err)
 	}
 	if resolved, err = filepath.Abs(resolved); err != nil {
-		return "", refuse(CodeBadCwd, "pass an absolute cwd", err, "cwd %q cannot be made absolute: %v", cwd, err)
+		return "", "", refuse(CodeBadCwd, "pass an absolute cwd", err, "cwd %q cannot be made absolute: %v", cwd, err)
 	}
 	if !within(resolved, root) {
-		return "", escape(cwd, p.CwdRoot, resolved)
+		return "", "", escape(p.CwdRoot)
 	}
 	fi, err := os.Stat(resolved)
 	switch {
 	case err != nil:
-		return "", refuse(CodeBadCwd, "pass an existing, accessible directory inside the sandbox root", err,
+		return "", "", refuse(CodeBadCwd, "pass an existing, accessible directory inside the sandbox root", err,
 			"cwd %q cannot be used: %v", cwd, err)
 	case !fi.IsDir():
-		return "", refuse(CodeBadCwd, "pass a directory, not a file", nil,
+		return "", "", refuse(CodeBadCwd, "pass a directory, not a file", nil,
 			"cwd %q is not a directory", cwd)
 	}
-	return resolved, nil
+	return root, resolved, nil
 }
 
 // resolveRoot resolves the sandbox root through the filesystem and checks
@@ -98,14 +100,14 @@ func stoppedIn(path string, err error) string {
 	return filepath.Clean(path)
 }
 
-// escape refuses a cwd outside the sandbox; resolved is where it led, if
-// it resolved.
-func escape(cwd, root, resolved string) *Refusal {
-	hint := "pass a directory inside the sandbox root " + root + ", or omit cwd to use the root"
-	if resolved == "" {
-		return refuse(CodeCwdEscape, hint, nil, "cwd %q is outside the sandbox root", cwd)
-	}
-	return refuse(CodeCwdEscape, hint, nil, "cwd %q resolves to %s, outside the sandbox root", cwd, resolved)
+// escapeMessage is the one message of every cwd refused as outside the
+// sandbox root. It names neither the cwd's target nor whether it exists.
+const escapeMessage = "the cwd does not resolve to a directory inside the sandbox root"
+
+// escape refuses a cwd outside the sandbox with escapeMessage.
+func escape(root string) *Refusal {
+	return refuse(CodeCwdEscape, "pass a directory inside the sandbox root "+root+", or omit cwd to use the root",
+		nil, "%s", escapeMessage)
 }
 
 // within reports whether the clean absolute path is root or below it. It

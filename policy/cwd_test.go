@@ -85,13 +85,13 @@ func TestCwdSandbox(t *testing.T) {
 	}
 }
 
-func TestCwdEscapeNamesTheValueAndTheRoot(t *testing.T) {
+func TestCwdEscapeNamesTheRootNotTheTarget(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)
 	_, err := s.policy("/usr/bin/git").Check(policy.Request{Argv: []string{"/usr/bin/git"}, Cwd: "escape"})
 	r := requireRefused(t, err, policy.CodeCwdEscape)
-	require.Contains(t, r.Message, `"escape"`)
-	require.Contains(t, r.Message, s.outside)
+	require.Contains(t, r.Message, "cwd")
+	require.NotContains(t, err.Error(), s.outside, "where a symlink points is never told")
 	require.Contains(t, r.Hint, s.root)
 }
 

@@ -77,3 +77,83 @@ func TestBadEnvIsRefused(t *testing.T) {
 		})
 	}
 }
+
+func TestAllowedEnvIsAnAllowlist(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	p := s.policy("/usr/bin/git")
+	p.AllowedEnv = []string{"LANG", "LC_*", "LD_PRELOAD"}
+	req := func(env map[string]string) error {
+		d, err := p.Check(policy.Request{Argv: []string{"/usr/bin/git"}, Env: env})
+		if err == nil {
+			require.NoError(t, d.Close())
+		}
+		return err
+	}
+	require.NoError(t, req(map[string]string{"LANG": "C.UTF-8", "LC_ALL": "C"}))
+
+	r := requireRefused(t, req(map[string]string{"LANG": "C", "TOKEN": "s3cr3t"}), policy.CodeBadEnv)
+	require.Contains(t, r.Message, `"TOKEN"`)
+	require.Contains(t, r.Hint, "allowed_env")
+	require.NotContains(t, r.Error(), "s3cr3t")
+
+	r = requireRefused(t, req(map[string]string{"LD_PRELOAD": "/tmp/x.so"}), policy.CodeBadEnv)
+	require.Contains(t, r.Message, `"LD_PRELOAD"`, "allowed_env cannot re-allow a built-in denied name")
+
+	p2 := s.policy("/usr/bin/git")
+	p2.AllowedEnv = []string{}
+	_, err := p2.Check(policy.Request{Argv: []string{"/usr/bin/git"}, Env: map[string]string{"LANG": "C"}})
+	requireRefused(t, err, policy.CodeBadEnv)
+	d, err := p2.Check(policy.Request{Argv: []string{"/usr/bin/git"}, Env: map[string]string{}})
+	require.NoError(t, err, "an empty allowlist still allows an empty environment")
+	require.NoError(t, d.Close())
+}
+
+func TestDeniedEnvExtendsTheDenySet(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	p := s.policy("/usr/bin/git")
+	p.DeniedEnv = []string{"AWS_*"}
+	_, err := p.Check(policy.Request{Argv: []string{"/usr/bin/git"}, Env: map[string]string{"AWS_SECRET_ACCESS_KEY": "s3cr3t"}})
+	r := requireRefused(t, err, policy.CodeBadEnv)
+	require.Contains(t, r.Message, `"AWS_SECRET_ACCESS_KEY"`)
+	require.Contains(t, r.Hint, "denied_env")
+	require.NotContains(t, r.Error(), "s3cr3t")
+}
+
+func TestTrustedEnvIsExempt(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	p := s.policy("/usr/bin/git")
+	p.TrustedEnv = []string{"GIT_*"}
+	d, err := p.Check(policy.Request{Argv: []string{"/usr/bin/git"}, Env: map[string]string{"GIT_CONFIG_NOSYSTEM": "1"}})
+	require.NoError(t, err)
+	require.NoError(t, d.Close())
+	_, err = p.Check(policy.Request{Argv: []string{"/usr/bin/git"}, Env: map[string]string{"LD_PRELOAD": "/tmp/x.so"}})
+	requireRefused(t, err, policy.CodeBadEnv)
+}
+
+func TestMalformedEnvPatternMakesThePolicyUnusable(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	for _, set := range []func(*policy.Policy){
+		func(p *policy.Policy) { p.AllowedEnv = []string{"LC_["} },
+		func(p *policy.Policy) { p.DeniedEnv = []string{""} },
+		func(p *policy.Policy) { p.TrustedEnv = []string{"A=B"} },
+	} {
+		p := s.policy("/usr/bin/git")
+		set(p)
+		require.Error(t, p.Validate())
+		_, err := p.Check(policy.Request{Argv: []string{"/usr/bin/git"}, Env: map[string]string{"LC_ALL": "C"}})
+		requireRefused(t, err, policy.CodeBadPolicy)
+	}
+}
+
+func TestBuiltinDeniedEnvIsAFreshCopy(t *testing.T) {
+	t.Parallel()
+	a := policy.BuiltinDeniedEnv()
+	require.Contains(t, a, "LD_*")
+	require.Contains(t, a, "GIT_*")
+	a[0] = "changed"
+	require.NotEqual(t, "changed", policy.BuiltinDeniedEnv()[0])
+}

@@ -75,7 +75,7 @@ func TestRelativeExecutableResolvesAgainstCwd(t *testing.T) {
 	require.Equal(t, filepath.Join(s.in("a/b"), "build.sh"), d.Exe)
 }
 
-func TestBareNameResolvesOnTheReplacedPath(t *testing.T) {
+func TestBareNameResolvesOnThePolicyPath(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)
 	tmp := t.TempDir()
@@ -88,46 +88,54 @@ func TestBareNameResolvesOnTheReplacedPath(t *testing.T) {
 	// Not executable, and a directory: both skipped.
 	require.NoError(t, os.WriteFile(filepath.Join(first, "tool"), []byte("#!/bin/sh\n"), 0o644))
 	require.NoError(t, os.Mkdir(filepath.Join(empty, "tool"), 0o755))
-	// A relative PATH entry is skipped even when it would match from the cwd.
+	// A tool in the cwd is not found by the search: no relative directory
+	// may be on it.
 	writeExecutable(t, s.root, "tool")
 	p := s.policy("tool")
+	p.Path = empty + string(os.PathListSeparator) + first + string(os.PathListSeparator) + second
 
-	t.Run("The first executable on the replaced PATH wins.", func(t *testing.T) {
+	t.Run("The first executable on the policy's path wins.", func(t *testing.T) {
 		t.Parallel()
-		path := "." + string(os.PathListSeparator) + empty + string(os.PathListSeparator) +
-			first + string(os.PathListSeparator) + second
-		d, err := p.Check(policy.Request{Argv: []string{"tool", "--flag"}, Env: map[string]string{"PATH": path}})
+		d, err := p.Check(policy.Request{Argv: []string{"tool", "--flag"}, Env: map[string]string{}})
 		require.NoError(t, err)
 		require.Equal(t, want, d.Exe)
 		require.Equal(t, []string{"tool", "--flag"}, d.Argv, "argv[0] stays unchanged")
 	})
-	t.Run("A name missing from the replaced PATH is refused without naming the PATH.", func(t *testing.T) {
+	t.Run("A name missing from the policy's path is refused.", func(t *testing.T) {
 		t.Parallel()
-		_, err := p.Check(policy.Request{Argv: []string{"tool"}, Env: map[string]string{"PATH": empty}})
+		q := s.policy("tool")
+		q.Path = empty
+		_, err := q.Check(policy.Request{Argv: []string{"tool"}, Env: map[string]string{"PATH": second}})
 		r := requireRefused(t, err, policy.CodeNotFound)
 		require.Contains(t, r.Message, `"tool"`)
-		require.Contains(t, r.Hint, "PATH")
-		require.NotContains(t, err.Error(), empty, "environment values are never reported")
+		require.Contains(t, r.Hint, "path")
+		require.NotContains(t, err.Error(), second, "environment values are never reported")
 	})
-	t.Run("A replaced env without PATH finds nothing.", func(t *testing.T) {
+	t.Run("A relative directory on the policy's path makes the policy unusable.", func(t *testing.T) {
 		t.Parallel()
-		_, err := p.Check(policy.Request{Argv: []string{"tool"}, Env: map[string]string{"HOME": tmp}})
-		requireRefused(t, err, policy.CodeNotFound)
+		q := s.policy("tool")
+		q.Path = "." + string(os.PathListSeparator) + second
+		_, err := q.Check(policy.Request{Argv: []string{"tool"}})
+		r := requireRefused(t, err, policy.CodeBadPolicy)
+		require.Contains(t, r.Message, "path")
+		require.Error(t, q.Validate())
 	})
 }
 
 // This test changes the process environment, so it cannot run in parallel.
-func TestBareNameResolvesOnTheInheritedPath(t *testing.T) {
+func TestHostPathDoesNotChooseTheExecutable(t *testing.T) {
 	s := newSandbox(t)
 	bin := t.TempDir()
-	want := writeExecutable(t, bin, "tool")
+	writeExecutable(t, bin, "tool")
 	t.Setenv("PATH", bin)
 
-	d, err := s.policy("tool").Check(policy.Request{Argv: []string{"tool"}})
-	require.NoError(t, err)
-	require.Equal(t, want, d.Exe)
-
-	// A replaced env's PATH wins over the inherited one.
-	_, err = s.policy("tool").Check(policy.Request{Argv: []string{"tool"}, Env: map[string]string{"PATH": s.root}})
+	_, err := s.policy("tool").Check(policy.Request{Argv: []string{"tool"}})
 	requireRefused(t, err, policy.CodeNotFound)
+
+	p := s.policy("tool")
+	p.Path = bin
+	d, err := p.Check(policy.Request{Argv: []string{"tool"}})
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(bin, "tool"), d.Exe)
+	require.NoError(t, d.Close())
 }

@@ -21,10 +21,13 @@ const (
 	keyMaxTimeout     = "max_timeout"
 	keyKillGrace      = "kill_grace"
 	keyMaxOutputBytes = "max_output_bytes"
+	keyPath           = "path"
+	keyAllowedEnv     = "allowed_env"
+	keyDeniedEnv      = "denied_env"
 )
 
 // knownKeys lists the policy file keys, sorted.
-var knownKeys = []string{keyAllowed, keyCwdRoot, keyDefaultTimeout, keyKillGrace, keyMaxOutputBytes, keyMaxTimeout}
+var knownKeys = []string{keyAllowed, keyAllowedEnv, keyCwdRoot, keyDefaultTimeout, keyDeniedEnv, keyKillGrace, keyMaxOutputBytes, keyMaxTimeout, keyPath}
 
 // LoadError is a policy file that cannot be used. It names the file and,
 // when known, the key and the 1-based line.
@@ -85,10 +88,16 @@ func Load(path string) (*Policy, error) {
 //	max_timeout = "30m"
 //	kill_grace = "5s"
 //	max_output_bytes = 10485760
+//	path = "/usr/local/bin:/usr/bin:/bin"
+//	allowed_env = ["LANG", "LC_*", "CI"]
+//	denied_env = ["AWS_*"]
 //
 // cwd_root is required and must be an existing directory; every other key
 // is optional (zero means the default, see Policy). Durations are Go
-// duration strings and must be positive, as must max_output_bytes. Unknown
+// duration strings and must be positive, as must max_output_bytes. path is
+// the search path for bare allowlisted names (absolute directories separated
+// by ':'); allowed_env and denied_env hold variable names or path.Match
+// globs (see Policy.AllowedEnv and Policy.DeniedEnv). Unknown
 // keys, wrong types, bad values and syntax errors are *LoadError values that
 // name the file, the key and the line.
 func Parse(name string, data []byte) (*Policy, error) {
@@ -114,7 +123,16 @@ func Parse(name string, data []byte) (*Policy, error) {
 		}
 	}
 	p := &Policy{}
-	if p.AllowedExecutables, err = f.strings(raw, keyAllowed); err != nil {
+	if p.AllowedExecutables, err = f.strings(raw, keyAllowed, checkEntry); err != nil {
+		return nil, err
+	}
+	if p.AllowedEnv, err = f.strings(raw, keyAllowedEnv, checkEnvPattern); err != nil {
+		return nil, err
+	}
+	if p.DeniedEnv, err = f.strings(raw, keyDeniedEnv, checkEnvPattern); err != nil {
+		return nil, err
+	}
+	if p.Path, err = f.searchPath(raw); err != nil {
 		return nil, err
 	}
 	if p.DefaultTimeout, err = f.duration(raw, keyDefaultTimeout); err != nil {
@@ -154,8 +172,9 @@ func (f *file) errorf(key, format string, args ...any) *LoadError {
 	return &LoadError{File: f.name, Line: keyLine(f.data, key), Key: key, Message: fmt.Sprintf(format, args...)}
 }
 
-// strings reads an optional array of allowlist entries.
-func (f *file) strings(raw map[string]any, key string) ([]string, error) {
+// strings reads an optional array of string entries, each checked by check.
+// A present key gives a non-nil slice, even when the array is empty.
+func (f *file) strings(raw map[string]any, key string, check func(string) error) ([]string, error) {
 	v, ok := raw[key]
 	if !ok {
 		return nil, nil
@@ -170,7 +189,7 @@ func (f *file) strings(raw map[string]any, key string) ([]string, error) {
 		if !ok {
 			return nil, f.errorf(key, "element %d must be a string, not %s", i, tomlType(e))
 		}
-		if err := checkEntry(s); err != nil {
+		if err := check(s); err != nil {
 			le := f.errorf(key, "%v", err)
 			if s != "" {
 				le.Line = entryLine(f.data, le.Line, s)
@@ -180,6 +199,26 @@ func (f *file) strings(raw map[string]any, key string) ([]string, error) {
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// searchPath reads the optional search path: absolute directories
+// separated by ':'.
+func (f *file) searchPath(raw map[string]any) (string, error) {
+	v, ok := raw[keyPath]
+	if !ok {
+		return "", nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", f.errorf(keyPath, `must be a string of absolute directories separated by ':', like "/usr/bin:/bin", not %s`, tomlType(v))
+	}
+	if s == "" {
+		return "", f.errorf(keyPath, `is empty: leave the key out for the default %q`, StandardPath)
+	}
+	if err := checkSearchPath(s); err != nil {
+		return "", f.errorf(keyPath, "%v", err)
+	}
+	return s, nil
 }
 
 // duration reads an optional positive Go duration string.

@@ -47,6 +47,38 @@ func TestLoadMinimalPolicyAndCheck(t *testing.T) {
 	requireRefused(t, err, policy.CodeCwdEscape)
 }
 
+func TestLoadEnvAndPathKeys(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	bin := filepath.Join(s.tmp, "bin")
+	require.NoError(t, os.Mkdir(bin, 0o755))
+	tool := writeExecutable(t, bin, "tool")
+	path := filepath.Join(s.tmp, "env.toml")
+	require.NoError(t, os.WriteFile(path, []byte("allowed_executables = ['tool']\ncwd_root = 'root'\n"+
+		"path = '/nonexistent:"+bin+"'\nallowed_env = ['LANG', 'LC_*']\ndenied_env = ['LC_SECRET']\n"), 0o644))
+	p, err := policy.Load(path)
+	require.NoError(t, err)
+	require.Equal(t, "/nonexistent:"+bin, p.Path)
+	require.Equal(t, []string{"LANG", "LC_*"}, p.AllowedEnv)
+	require.Equal(t, []string{"LC_SECRET"}, p.DeniedEnv)
+
+	d, err := p.Check(policy.Request{Argv: []string{"tool"}, Env: map[string]string{"LANG": "C", "LC_ALL": "C"}})
+	require.NoError(t, err)
+	require.Equal(t, tool, d.Exe)
+	require.NoError(t, d.Close())
+	_, err = p.Check(policy.Request{Argv: []string{"tool"}, Env: map[string]string{"LC_SECRET": "x"}})
+	requireRefused(t, err, policy.CodeBadEnv)
+	_, err = p.Check(policy.Request{Argv: []string{"tool"}, Env: map[string]string{"HOME": "/"}})
+	requireRefused(t, err, policy.CodeBadEnv)
+
+	// An empty allowed_env lets the caller set nothing.
+	require.NoError(t, os.WriteFile(path, []byte("cwd_root = 'root'\nallowed_env = []\n"), 0o644))
+	p, err = policy.Load(path)
+	require.NoError(t, err)
+	require.NotNil(t, p.AllowedEnv)
+	require.Empty(t, p.AllowedEnv)
+}
+
 func TestLoadSymlinkedRootIsKeptAndResolvedAtCheck(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)
@@ -71,7 +103,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			"An unknown key names the key, its line and the known keys.",
 			"cwd_root = 'root'\n\ncwd-root = 'x'\n",
-			"cwd-root", 3, "unknown key (known keys: allowed_executables, cwd_root,",
+			"cwd-root", 3, "unknown key (known keys: allowed_executables, allowed_env, cwd_root,",
 		},
 		{
 			"An unknown table names its header line.",
@@ -159,6 +191,26 @@ func TestLoadErrors(t *testing.T) {
 			"default_timeout", 2, "expected value",
 		},
 		{
+			"A relative directory on the search path is refused.",
+			"cwd_root = 'root'\npath = '/usr/bin:bin'\n",
+			"path", 2, `directory "bin" is not absolute`,
+		},
+		{
+			"A search path given as an array is a wrong type.",
+			"cwd_root = 'root'\npath = ['/usr/bin']\n",
+			"path", 2, "must be a string of absolute directories",
+		},
+		{
+			"An allowed_env entry that is not a valid glob names its own line.",
+			"cwd_root = 'root'\nallowed_env = [\n  'LANG',\n  'LC_[',\n]\n",
+			"allowed_env", 4, `"LC_[" is not a valid name or glob`,
+		},
+		{
+			"A denied_env entry holding a value is refused.",
+			"cwd_root = 'root'\ndenied_env = ['AWS_SECRET=x']\n",
+			"denied_env", 2, "list variable names, not values",
+		},
+		{
 			"A duplicate key is a syntax error with a line.",
 			"cwd_root = 'root'\ncwd_root = 'root'\n",
 			"cwd_root", 2, "already been defined",
@@ -194,7 +246,7 @@ func TestParseUsesTheGivenName(t *testing.T) {
 	t.Parallel()
 	_, err := policy.Parse("inline policy", []byte("bogus = 1\n"))
 	require.EqualError(t, err, "inline policy:1: key bogus: unknown key (known keys: "+
-		"allowed_executables, cwd_root, default_timeout, kill_grace, max_output_bytes, max_timeout)")
+		"allowed_executables, allowed_env, cwd_root, default_timeout, denied_env, kill_grace, max_output_bytes, max_timeout, path)")
 }
 
 func TestLoadMissingFile(t *testing.T) {

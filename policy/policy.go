@@ -27,8 +27,30 @@ const (
 type Policy struct {
 	// AllowedExecutables are matched exactly against argv[0]: an absolute
 	// entry permits only that path, a bare name permits only that literal
-	// name (resolved on the child's PATH). There is no basename fallback.
+	// name (resolved on Path, never on a PATH the caller or the host set).
+	// There is no basename fallback.
 	AllowedExecutables []string
+	// Path is the search path for bare allowlisted names, directories
+	// separated by ':' as in PATH, each absolute; "" means StandardPath.
+	// The child's own PATH (inherited or set by the caller) never chooses
+	// the executable.
+	Path string
+	// AllowedEnv, when non-nil, is an allowlist of the environment
+	// variables a caller may set: names or path.Match globs ("LC_*"). An
+	// empty non-nil list lets the caller set none. It cannot re-allow a
+	// name of the built-in deny set (BuiltinDeniedEnv). Variables inherited
+	// from this process's environment are never checked.
+	AllowedEnv []string
+	// DeniedEnv extends the built-in deny set with more names or globs a
+	// caller may not set.
+	DeniedEnv []string
+	// TrustedEnv names or globs variables that the host's own code sets in
+	// every Request.Env, never an agent: they are exempt from every
+	// environment check but the shape of names and values. It is not a
+	// policy file key; bgcmd's git tools use it for the GIT_* variables
+	// they set themselves. Never list a name an agent can choose the value
+	// of.
+	TrustedEnv []string
 	// Allow is an optional veto hook, run after every other check passed,
 	// with a copy of argv and the resolved cwd. A non-nil error refuses the
 	// start with CodeVetoed and the error's text as the Message.
@@ -58,7 +80,10 @@ type Request struct {
 	// resolves against CwdRoot.
 	Cwd string
 	// Env nil means the child inherits the parent's environment; non-nil
-	// replaces it: the child gets exactly these variables.
+	// replaces it: the child gets exactly these variables. Every variable
+	// in it is checked as set by the caller (built-in deny set, DeniedEnv,
+	// AllowedEnv), except one whose name and value are exactly this
+	// process's own, which the child would inherit anyway.
 	Env map[string]string
 	// Timeout 0 means the policy default; above the ceiling is refused.
 	Timeout time.Duration
@@ -67,16 +92,26 @@ type Request struct {
 }
 
 // Decision is an allowed start, fully resolved: the runner uses exactly
-// these values.
+// these values. It holds an open directory (Dir): whoever gets a Decision
+// must Close it.
 type Decision struct {
 	// Exe is the absolute path that will run: argv[0] itself when absolute,
-	// joined to Cwd when relative with a slash, else found on the PATH of
-	// the environment the child will get.
+	// joined to Cwd when relative with a slash, else the first executable
+	// file of that name in the policy's search path (Policy.Path), whatever
+	// PATH the child gets.
 	Exe string
 	// Argv is a copy of the request's argv, argv[0] unchanged.
 	Argv []string
-	// Cwd is the working directory with every symlink resolved.
+	// Cwd is the working directory with every symlink resolved, as
+	// recorded. The child must not be started in it by name: a directory
+	// of the path may have been swapped since the check. Start it in Dir.
 	Cwd string
+	// Dir is the checked working directory itself, opened (O_PATH) beneath
+	// the sandbox root without following any symlink: the directory the
+	// child must run in (for example by starting it in /proc/self/fd/N,
+	// which a forked child follows to this very directory). Close releases
+	// it.
+	Dir *os.File
 	// Env is the complete child environment as "K=V": os.Environ() when
 	// inherited, the request's variables sorted by name when replaced.
 	Env []string
@@ -91,6 +126,17 @@ type Decision struct {
 	MaxOutputBytes int64
 }
 
+// Close releases the decision's open directory. It is safe to call more
+// than once and on a nil Decision.
+func (d *Decision) Close() error {
+	if d == nil || d.Dir == nil {
+		return nil
+	}
+	err := d.Dir.Close()
+	d.Dir = nil
+	return err
+}
+
 // Check is Policy.Check that also accepts a nil policy, which refuses every
 // start with CodeNoPolicy.
 func Check(p *Policy, req Request) (*Decision, error) { return p.Check(req) }
@@ -98,7 +144,9 @@ func Check(p *Policy, req Request) (*Decision, error) { return p.Check(req) }
 // Check decides whether req may start. It returns the resolved Decision, or
 // an error that is a *Refusal (see IsRefusal) naming what was wrong and how to
 // recover. A nil receiver refuses with CodeNoPolicy. Check reads the
-// filesystem (cwd and PATH resolution) but changes nothing.
+// filesystem (cwd and search path resolution) and opens the checked
+// working directory, which the caller must release with Decision.Close; a
+// refusal holds nothing open.
 func (p *Policy) Check(req Request) (*Decision, error) {
 	if p == nil {
 		return nil, refuse(CodeNoPolicy,
@@ -114,7 +162,7 @@ func (p *Policy) Check(req Request) (*Decision, error) {
 	if !slices.Contains(p.AllowedExecutables, req.Argv[0]) {
 		return nil, notAllowlisted(req.Argv[0])
 	}
-	env, names, r := buildEnv(req.Env)
+	env, names, r := p.buildEnv(req.Env)
 	if r != nil {
 		return nil, r
 	}
@@ -127,14 +175,12 @@ func (p *Policy) Check(req Request) (*Decision, error) {
 	if r := p.limits(req, d); r != nil {
 		return nil, r
 	}
-	if d.Cwd, r = p.resolveCwd(req.Cwd); r != nil {
+	root, resolved, r := p.resolveCwd(req.Cwd)
+	if r != nil {
 		return nil, r
 	}
-	path := os.Getenv("PATH")
-	if req.Env != nil {
-		path = req.Env["PATH"]
-	}
-	if d.Exe, r = resolveExe(req.Argv[0], d.Cwd, path, req.Env != nil); r != nil {
+	d.Cwd = resolved
+	if d.Exe, r = resolveExe(req.Argv[0], d.Cwd, p.searchPath()); r != nil {
 		return nil, r
 	}
 	if p.Allow != nil {
@@ -142,12 +188,18 @@ func (p *Policy) Check(req Request) (*Decision, error) {
 			return nil, vetoed(err)
 		}
 	}
+	// Last, so that no refusal leaves the directory open.
+	if d.Dir, r = p.openCwd(root, resolved); r != nil {
+		return nil, r
+	}
 	return d, nil
 }
 
 // Validate reports whether the policy is usable: CwdRoot set, absolute and
 // free of NUL bytes, no negative limit, MaxTimeout not below the effective
-// DefaultTimeout, and every allowlist entry one that argv[0] could match.
+// DefaultTimeout, every Path directory absolute, every environment entry a
+// valid name or glob, and every allowlist entry one that argv[0] could
+// match.
 // It does not touch the filesystem; Check resolves CwdRoot when it runs.
 func (p *Policy) Validate() error {
 	if err := p.validateLimits(); err != nil {
@@ -190,7 +242,18 @@ func (p *Policy) validateLimits() error {
 	case p.MaxTimeout != 0 && p.MaxTimeout < p.defaultTimeout():
 		return &policyError{"max_timeout", fmt.Sprintf("%s is below default_timeout %s", p.MaxTimeout, p.defaultTimeout())}
 	}
-	return nil
+	if err := checkSearchPath(p.Path); err != nil {
+		return &policyError{keyPath, err.Error()}
+	}
+	return p.validateEnvPatterns()
+}
+
+// searchPath is the effective search path for bare names.
+func (p *Policy) searchPath() string {
+	if p.Path == "" {
+		return StandardPath
+	}
+	return p.Path
 }
 
 // badPolicy refuses because the policy itself is unusable.

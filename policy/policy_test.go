@@ -35,6 +35,10 @@ func TestCheckHelperMatchesMethod(t *testing.T) {
 	require.NoError(t, err)
 	b, err := policy.Check(p, req)
 	require.NoError(t, err)
+	// Each decision holds its own handle on the same directory.
+	require.Equal(t, a.Dir.Name(), b.Dir.Name())
+	require.NoError(t, a.Close())
+	require.NoError(t, b.Close())
 	require.Equal(t, a, b)
 }
 

@@ -56,6 +56,9 @@ func (r *Runner) Start(ctx context.Context, argv []string, o StartOptions) (*bgc
 		}
 		return nil, err
 	}
+	// The child starts in dec.Dir; once Start returns it has started (or
+	// failed to), so the handle is released here.
+	defer dec.Close()
 	job := &bgcmd.Job{
 		Session: session, Argv: dec.Argv, Exe: dec.Exe, Cwd: dec.Cwd,
 		EnvReplaced: dec.EnvReplaced, EnvNames: dec.EnvNames,
