@@ -14,6 +14,10 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/artifacts"
@@ -43,10 +47,11 @@ type spec struct {
 }
 
 // launchDetached starts a supervisor process for job and waits until it
-// reports the child running (or the job settled as start_failed). If the
-// supervisor cannot be launched or dies first, the job is settled as
-// start_failed and an error is returned.
-func (r *Runner) launchDetached(ctx context.Context, job *bgcmd.Job, env []string) error {
+// reports the child running (or the job settled as start_failed). The open
+// working directory cwd is handed over as descriptor 5: the child starts
+// in it. If the supervisor cannot be launched or dies first, the job is
+// settled as start_failed and an error is returned.
+func (r *Runner) launchDetached(ctx context.Context, job *bgcmd.Job, env []string, cwd *os.File) error {
 	fail := func(err error) error {
 		_, serr := r.store.Settle(context.WithoutCancel(ctx), jobstore.SettleParams{ID: job.ID,
 			To: bgcmd.StateStartFailed, Error: err.Error()})
@@ -78,8 +83,8 @@ func (r *Runner) launchDetached(ctx context.Context, job *bgcmd.Job, env []strin
 		Env:    supervisorEnv(),
 		Dir:    "/",
 		Stdout: logf, Stderr: logf,
-		// fd 3: the spec; fd 4: the startup report.
-		ExtraFiles:  []*os.File{specR, statusW},
+		// fd 3: the spec; fd 4: the startup report; fd 5: the job's cwd.
+		ExtraFiles:  []*os.File{specR, statusW, cwd},
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
 	}
 	err = cmd.Start()
@@ -116,7 +121,7 @@ func (r *Runner) awaitStartup(ctx context.Context, job *bgcmd.Job, statusR *os.F
 	case strings.HasPrefix(line, "error: "):
 		// Settle it here unless the supervisor already did: a supervisor
 		// that could not even open the store leaves the job running.
-		return fail(errors.New(strings.TrimPrefix(line, "error: ")))
+		return fail(errors.New(relayable(strings.TrimPrefix(line, "error: "))))
 	}
 	rec, gerr := r.store.Get(context.WithoutCancel(ctx), job.ID)
 	if gerr == nil && rec.State.Settled() {
@@ -129,7 +134,23 @@ func (r *Runner) awaitStartup(ctx context.Context, job *bgcmd.Job, statusR *os.F
 		why = err.Error()
 	}
 	logText, _ := os.ReadFile(filepath.Join(r.jobDir(job.ID), "supervisor.log"))
-	return fail(fmt.Errorf("detached supervisor %s %s: %s", r.binary, why, strings.TrimSpace(string(logText))))
+	return fail(fmt.Errorf("detached supervisor %s %s: %s", r.binary, why, relayable(strings.TrimSpace(string(logText)))))
+}
+
+// relayable returns text from another process (a supervisor's report or
+// log) fit to pass on in an error: newlines and tabs become spaces, other
+// control characters (terminal escapes among them) and invalid UTF-8 are
+// dropped.
+func relayable(text string) string {
+	return strings.Map(func(c rune) rune {
+		switch {
+		case c == '\n' || c == '\t':
+			return ' '
+		case c == utf8.RuneError, unicode.IsControl(c):
+			return -1
+		}
+		return c
+	}, strings.ToValidUTF8(text, ""))
 }
 
 // supervisorEnv is the supervisor's own environment: only what it needs to
@@ -161,14 +182,21 @@ func MaybeSupervise() {
 
 // Supervise is the body of a detached supervisor: it reads its spec from
 // file descriptor 3, claims the job, runs the child under the shared
-// supervise loop, reports startup on descriptor 4 and settles the job.
+// supervise loop in the open directory on descriptor 5, reports startup on
+// descriptor 4 and settles the job. First of all it marks every descriptor
+// from 3 up close-on-exec, so the child gets none of them.
 func Supervise(ctx context.Context) error {
+	if err := closeInheritedOnExec(); err != nil {
+		return fmt.Errorf("mark inherited descriptors close-on-exec: %w", err)
+	}
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP, syscall.SIGPIPE, syscall.SIGINT) // caught, not ignored: an ignored disposition would pass to the child across exec
 	specF := os.NewFile(3, "spec")
 	statusF := os.NewFile(4, "status")
-	if specF == nil || statusF == nil {
+	cwdF := os.NewFile(5, "cwd")
+	if _, err := unix.FcntlInt(5, unix.F_GETFD, 0); err != nil || specF == nil || statusF == nil {
 		return errors.New("no spec pipe: this command is started by bgcmd itself")
 	}
+	defer cwdF.Close()
 	report := func(msg string) {
 		if statusF != nil {
 			fmt.Fprintln(statusF, msg)
@@ -206,9 +234,12 @@ func Supervise(ctx context.Context) error {
 		store: st, arts: &artifacts.Store{Dir: filepath.Join(sp.Home, "artifacts")},
 		job: &rec.Job, dir: filepath.Join(sp.Home, "jobs", sp.JobID), env: sp.Env, now: st.Now,
 		started: make(chan error, 1), kick: make(chan struct{}, 1), done: make(chan struct{}),
+		cwd: cwdF,
 	}
 	go sup.run()
-	if err := <-sup.started; err != nil {
+	err = <-sup.started
+	cwdF.Close()
+	if err != nil {
 		report("error: " + err.Error())
 	} else {
 		report("ok")

@@ -26,6 +26,13 @@ type Options struct {
 	// Detached runs each supervisor as its own process (the bgcmd binary
 	// re-executed with SuperviseCommand) so commands outlive the host.
 	// False supervises in a goroutine of this process.
+	//
+	// Either way a job starts with exactly descriptors 0, 1 and 2. In
+	// process, that is done by marking every descriptor of this process
+	// from 3 up close-on-exec before each start: Go's own descriptors
+	// already are, so this only changes descriptors the host inherited or
+	// opened without O_CLOEXEC, which none of its own children will
+	// inherit afterwards either.
 	Detached bool
 	// Binary is the executable re-executed for detached supervisors;
 	// default os.Executable(). Its main must call MaybeSupervise (bgcmd's

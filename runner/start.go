@@ -76,9 +76,9 @@ func (r *Runner) Start(ctx context.Context, argv []string, o StartOptions) (*bgc
 		return nil, fmt.Errorf("start: %w", err)
 	}
 	if r.detached {
-		err = r.launchDetached(ctx, job, dec.Env)
+		err = r.launchDetached(ctx, job, dec.Env, dec.Dir)
 	} else {
-		err = r.startInProcess(job, dec.Env)
+		err = r.startInProcess(job, dec.Env, dec.Dir)
 	}
 	rec, gerr := r.store.Get(context.WithoutCancel(ctx), job.ID)
 	if gerr != nil {
@@ -91,9 +91,10 @@ func (r *Runner) Start(ctx context.Context, argv []string, o StartOptions) (*bgc
 }
 
 // startInProcess runs the supervise loop in a goroutine and waits until the
-// child has started (or failed to).
-func (r *Runner) startInProcess(job *bgcmd.Job, env []string) error {
+// child has started (or failed to) in the open directory cwd.
+func (r *Runner) startInProcess(job *bgcmd.Job, env []string, cwd *os.File) error {
 	sup := r.newSupervisor(job, env)
+	sup.cwd = cwd
 	r.mu.Lock()
 	r.live[job.ID] = sup
 	r.mu.Unlock()

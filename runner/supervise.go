@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -39,6 +40,10 @@ type supervisor struct {
 	dir   string
 	env   []string
 	now   func() time.Time
+	// cwd is the job's checked working directory, open: the child starts
+	// in it, never in the path again. Its owner closes it once started
+	// receives.
+	cwd *os.File
 
 	// started receives nil once the child runs or the job has settled as
 	// start_failed, and an error when the job could not be prepared.
@@ -116,7 +121,20 @@ func (s *supervisor) supervise(ctx context.Context) (*supervised, error) {
 	if cmd.Env == nil {
 		cmd.Env = []string{}
 	}
-	startErr := cmd.Start()
+	if s.cwd != nil {
+		// The forked child follows this magic link to the very directory
+		// the policy opened (its descriptors are still open at the chdir,
+		// which comes before the exec). A relative argv[0] is looked up
+		// from there too, not through the path again.
+		cmd.Dir = "/proc/self/fd/" + strconv.Itoa(int(s.cwd.Fd()))
+		if argv0 := s.job.Argv[0]; !filepath.IsAbs(argv0) && strings.ContainsRune(argv0, '/') {
+			cmd.Path = argv0
+		}
+	}
+	startErr := closeInheritedOnExec()
+	if startErr == nil {
+		startErr = cmd.Start()
+	}
 	writers[0].Close()
 	writers[1].Close()
 	if startErr != nil {

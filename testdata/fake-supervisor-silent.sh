@@ -1,0 +1,7 @@
+#!/bin/sh
+# fake-supervisor-silent.sh: stands in for the bgcmd binary as a detached
+# supervisor that reads its spec from descriptor 3, logs a line full of
+# terminal control sequences to stderr and exits 1 without a start report.
+cat <&3 >/dev/null
+printf 'log \033[2J\033]0;owned\007line one\r\nline\010 two\n' >&2
+exit 1

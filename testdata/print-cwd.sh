@@ -1,0 +1,3 @@
+#!/bin/sh
+# print-cwd.sh: prints its working directory with every symlink resolved.
+pwd -P
