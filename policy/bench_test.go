@@ -35,9 +35,11 @@ func BenchmarkCheck(b *testing.B) {
 	p, cwd := benchSetup(b)
 	req := policy.Request{Argv: []string{"/usr/bin/git", "status"}, Cwd: cwd}
 	for b.Loop() {
-		if _, err := p.Check(req); err != nil {
+		d, err := p.Check(req)
+		if err != nil {
 			b.Fatal(err)
 		}
+		d.Close()
 	}
 }
 

@@ -102,7 +102,7 @@ func stoppedIn(path string, err error) string {
 
 // escapeMessage is the one message of every cwd refused as outside the
 // sandbox root. It names neither the cwd's target nor whether it exists.
-const escapeMessage = "the cwd does not resolve to a directory inside the sandbox root"
+const escapeMessage = "the cwd is outside the sandbox root"
 
 // escape refuses a cwd outside the sandbox with escapeMessage.
 func escape(root string) *Refusal {

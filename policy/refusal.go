@@ -33,15 +33,18 @@ const (
 	// CodeBadCwd: the cwd is inside the sandbox but missing, unreadable or
 	// not a directory.
 	CodeBadCwd Code = "bad_cwd"
-	// CodeBadEnv: an environment key is empty or contains '=' or NUL, or a
-	// value contains NUL.
+	// CodeBadEnv: an environment key is empty or contains '=' or NUL, a
+	// value contains NUL, or the caller set a variable the policy denies (the
+	// built-in deny set, denied_env, anything off allowed_env when that is
+	// set, or a value holding an exported shell function).
 	CodeBadEnv Code = "bad_env"
 	// CodeOverLimit: a per-start timeout or output cap is negative or above
 	// the policy's ceiling. Limits are refused, never clamped.
 	CodeOverLimit Code = "over_limit"
-	// CodeNotFound: argv[0] is an allowlisted bare name that is not on the
-	// PATH the child would get. A missing absolute path is not refused: the
-	// runner records it as a start_failed job.
+	// CodeNotFound: argv[0] is an allowlisted bare name that is not an
+	// executable file in any directory of the policy's search path
+	// (Policy.Path). A missing absolute path is not refused: the runner
+	// records it as a start_failed job.
 	CodeNotFound Code = "exe_not_found"
 )
 
