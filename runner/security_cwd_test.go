@@ -102,3 +102,29 @@ func TestCwdSwappedForASymlinkDoesNotEscape(t *testing.T) {
 		})
 	}
 }
+
+// TestRelativeExecutableRunsFromTheCheckedDirectory: an allowlisted
+// "./name" runs the file of that name in the checked directory, in both
+// modes, and the job records its absolute path.
+func TestRelativeExecutableRunsFromTheCheckedDirectory(t *testing.T) {
+	t.Parallel()
+	for _, detached := range []bool{false, true} {
+		t.Run(map[bool]string{false: "in-process", true: "detached"}[detached], func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, detached)
+			script, err := os.ReadFile(fixture(t, "print-cwd.sh"))
+			require.NoError(t, err)
+			require.NoError(t, os.Mkdir(filepath.Join(e.root, "sub"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(e.root, "sub", "print-cwd.sh"), script, 0o755))
+			e.policy.AllowedExecutables = append(e.policy.AllowedExecutables, "./print-cwd.sh")
+			j := e.start([]string{"./print-cwd.sh"}, runner.StartOptions{Cwd: "sub"})
+			root, err := filepath.EvalSymlinks(e.root)
+			require.NoError(t, err)
+			require.Equal(t, filepath.Join(root, "sub", "print-cwd.sh"), j.Exe)
+			require.Equal(t, filepath.Join(root, "sub"), j.Cwd)
+			s := e.await(j.ID)
+			require.Equal(t, bgcmd.StateExited, s.State, s.Error)
+			require.Equal(t, filepath.Join(root, "sub")+"\n", e.output(j.ID, bgcmd.Stdout))
+		})
+	}
+}
