@@ -44,7 +44,8 @@ carrying the settled status. On a terminal a progress line is drawn on
 stderr between pieces of output.
 
 ` + exitCodesHelp,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: g.completeJobIDs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := interruptible(cmd.Context())
 			defer stop()
@@ -53,7 +54,11 @@ stderr between pieces of output.
 				return err
 			}
 			defer a.close()
-			f := &follower{a: a, id: args[0], json: g.json, out: cmd.OutOrStdout(), errOut: cmd.ErrOrStderr()}
+			id, err := a.resolve(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			f := &follower{a: a, id: id, json: g.json, out: cmd.OutOrStdout(), errOut: cmd.ErrOrStderr()}
 			return f.run(ctx)
 		},
 	}

@@ -20,9 +20,9 @@ settle (up to the grace period plus a margin) and prints the status.
 Killing a job that has already settled changes nothing and exits 0.`,
 		Example: `  bgcmd kill 0190c3a2-…
   bgcmd kill --signal INT 0190c3a2-…`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: g.completeJobIDs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id := args[0]
 			sig, name, err := runner.ParseSignal(signal)
 			if err != nil {
 				return &usageError{fmt.Errorf("--signal: %w", err)}
@@ -32,6 +32,10 @@ Killing a job that has already settled changes nothing and exits 0.`,
 				return err
 			}
 			defer a.close()
+			id, err := a.resolve(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
 			before, err := a.runner.Peek(cmd.Context(), id)
 			if err != nil {
 				return jobErr(id, err)

@@ -68,9 +68,9 @@ numbers from 1 as grep -n shows them. Text never splits a UTF-8 sequence;
 With --json the page is one object: stream, unit, offset, next_offset,
 total_size, has_more, text (data_base64 with --raw), and with --grep a
 matches list of {line, text}. Reading a settled job marks it read.`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: g.completeJobIDs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id := args[0]
 			st := bgcmd.Stream(stream)
 			if !st.Valid() {
 				return &usageError{fmt.Errorf("--stream %q: want stdout or stderr", stream)}
@@ -90,6 +90,10 @@ matches list of {line, text}. Reading a settled job marks it read.`,
 				return err
 			}
 			defer a.close()
+			id, err := a.resolve(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
 			res, err := a.runner.ReadOutput(cmd.Context(), id, st, page)
 			if err != nil {
 				return outputErr(cmd.Context(), a, id, st, err)

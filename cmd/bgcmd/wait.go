@@ -25,7 +25,8 @@ line, its status is printed and wait exits 6. Waiting for output never
 marks the job read.
 
 ` + exitCodesHelp,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: g.completeJobIDs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			limit := forever
 			if timeout != "" {
@@ -48,10 +49,14 @@ marks the job read.
 				return err
 			}
 			defer a.close()
-			if w != nil {
-				return g.awaitOutputAndReport(ctx, cmd, a, args[0], *w)
+			id, err := a.resolve(ctx, args[0])
+			if err != nil {
+				return err
 			}
-			return g.awaitAndReport(ctx, cmd, a, args[0], limit)
+			if w != nil {
+				return g.awaitOutputAndReport(ctx, cmd, a, id, *w)
+			}
+			return g.awaitAndReport(ctx, cmd, a, id, limit)
 		},
 	}
 	cmd.Flags().StringVar(&timeout, "timeout", "", "give up waiting after this long (default: wait until it settles)")

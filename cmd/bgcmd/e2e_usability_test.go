@@ -1,0 +1,94 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestJobsAreNamedByAUniquePrefixOrSuffix(t *testing.T) {
+	t.Parallel()
+	h := newHome(t)
+	a := h.start(fixture(t, "exit-with.sh"), "3")
+	b := h.start(fixture(t, "exit-with.sh"), "0")
+	require.Equal(t, 3, h.bgcmd("wait", a[len(a)-8:]).code, "a suffix names the job")
+	require.Equal(t, 0, h.bgcmd("wait", strings.ToUpper(b[len(b)-6:])).code)
+
+	var s map[string]any
+	require.NoError(t, json.Unmarshal([]byte(h.ok("--json", "status", a[len(a)-8:])), &s))
+	require.Equal(t, a, s["id"])
+	require.Contains(t, h.ok("output", b[len(b)-5:]), "", "output takes a suffix too")
+
+	// Both ids start with the same time-ordered characters.
+	r := h.bgcmd("status", a[:4])
+	require.Equal(t, 2, r.code, r.stderr)
+	require.Contains(t, r.stderr, "ambiguous")
+	require.Contains(t, r.stderr, a)
+	require.Contains(t, r.stderr, b)
+
+	r = h.bgcmd("status", "abc")
+	require.Equal(t, 2, r.code)
+	require.Contains(t, r.stderr, "too short")
+	r = h.bgcmd("kill", "ffff0000")
+	require.Equal(t, 4, r.code, r.stderr)
+}
+
+func TestCompletionOffersJobIDsNewestFirst(t *testing.T) {
+	t.Parallel()
+	h := newHome(t)
+	a := h.start(fixture(t, "exit-with.sh"), "0")
+	b := h.start(fixture(t, "exit-with.sh"), "1")
+	for _, c := range []string{"status", "wait", "output", "kill", "follow", "verify"} {
+		out := h.ok("__complete", c, "")
+		lines := strings.Split(out, "\n")
+		require.True(t, strings.HasPrefix(lines[0], b+"\t"), "%s: %q", c, out)
+		require.True(t, strings.HasPrefix(lines[1], a+"\t"), "%s: %q", c, out)
+		require.Contains(t, lines[0], "exit-with.sh 1")
+	}
+	require.NotContains(t, h.ok("__complete", "status", a, ""), b, "status takes one id")
+}
+
+func TestVersionNamesTheBuild(t *testing.T) {
+	t.Parallel()
+	h := newHome(t)
+	out := h.ok("--version")
+	require.True(t, strings.HasPrefix(out, "bgcmd "), out)
+	require.Equal(t, out, h.ok("version"))
+	var v map[string]any
+	require.NoError(t, json.Unmarshal([]byte(h.ok("--json", "version")), &v))
+	require.NotEmpty(t, v["version"])
+	require.Contains(t, v["go"], "go1.")
+}
+
+func TestJSONErrorsAreOneObjectOnStderr(t *testing.T) {
+	t.Parallel()
+	h := newHome(t)
+	for _, tc := range []struct {
+		args       []string
+		code       int
+		kind, hint string
+	}{
+		{[]string{"status", "0190f7c2-8f1e-7b8a-9c61-3f0e2d4a5b6c"}, 4, "not_found", ""},
+		{[]string{"status", "x"}, 2, "usage", ""},
+		{[]string{"output", "--bogus", "x"}, 2, "usage", ""},
+		{[]string{"run", "--", "/bin/sh", "-c", "true"}, 3, "not_allowlisted", "allowed_executables"},
+		{[]string{"run", "--", "make test"}, 3, "shell_syntax", "argv"},
+	} {
+		r := h.bgcmd(append([]string{"--json"}, tc.args...)...)
+		require.Equal(t, tc.code, r.code, "%v: %s", tc.args, r.stderr)
+		require.Empty(t, r.stdout, tc.args)
+		var e struct {
+			Error struct{ Code, Message, Hint string }
+		}
+		require.NoError(t, json.Unmarshal([]byte(r.stderr), &e), "%v: stderr %q", tc.args, r.stderr)
+		require.Equal(t, tc.kind, e.Error.Code, tc.args)
+		require.NotEmpty(t, e.Error.Message, tc.args)
+		require.NotContains(t, e.Error.Message, "\nhint:", "the hint has its own field")
+		if tc.hint != "" {
+			require.Contains(t, e.Error.Hint, tc.hint, tc.args)
+		}
+		require.Equal(t, 1, strings.Count(strings.TrimSpace(r.stderr), "\n")+1, "one line: %q", r.stderr)
+	}
+}
