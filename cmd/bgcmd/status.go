@@ -8,7 +8,7 @@ import (
 
 func newStatusCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
-		Use:   "status ID",
+		Use: "status ID",
 		Example: `  bgcmd status 0190f7c2-8f1e-7b8a-9c61-3f0e2d4a5b6c
   bgcmd status 3f0e2d4a      # any unique prefix or suffix of 4+ characters`,
 		Short: "Show a job's status (reading a settled job marks it read)",
