@@ -92,3 +92,21 @@ func TestJSONErrorsAreOneObjectOnStderr(t *testing.T) {
 		require.Equal(t, 1, strings.Count(strings.TrimSpace(r.stderr), "\n")+1, "one line: %q", r.stderr)
 	}
 }
+
+func TestOutputSaysWhenAnOffsetIsPastTheEndAndRefusesTailWithOffset(t *testing.T) {
+	t.Parallel()
+	h := newHome(t)
+	id := h.start(fixture(t, "print-bytes.sh"), "10")
+	require.Equal(t, 0, h.bgcmd("wait", id).code)
+	r := h.bgcmd("output", id, "--offset", "50")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Empty(t, r.stdout)
+	require.Contains(t, r.stderr, "--offset 50 is at or past the end of stdout (10 bytes so far; the job has settled")
+	var p map[string]any
+	require.NoError(t, json.Unmarshal([]byte(h.ok("--json", "output", id, "--offset", "50")), &p))
+	require.Equal(t, false, p["has_more"])
+
+	r = h.bgcmd("output", id, "--tail", "3", "--offset", "2")
+	require.Equal(t, 2, r.code)
+	require.Contains(t, r.stderr, "give one of them")
+}

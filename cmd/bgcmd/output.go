@@ -62,8 +62,9 @@ func newOutputCmd(g *globals) *cobra.Command {
 Offsets start at 0 and count --unit (bytes, chars = Unicode code points, or
 lines): --unit lines --offset 10 skips ten lines. --tail N gives the last N
 lines; --grep RE the matching lines (Go RE2 syntax) as LINE:TEXT, with line
-numbers from 1 as grep -n shows them. Text never splits a UTF-8 sequence;
---raw writes exactly the page's bytes instead.
+numbers from 1 as grep -n shows them. Text never splits a UTF-8 sequence
+(an --offset in bytes that falls inside one starts the page at the next
+character); --raw writes exactly the page's bytes instead.
 
 With --json the page is one object: stream, unit, offset, next_offset,
 total_size, has_more, text (data_base64 with --raw), and with --grep a
@@ -80,6 +81,9 @@ matches list of {line, text}. Reading a settled job marks it read.`,
 			case artifacts.UnitBytes, artifacts.UnitChars, artifacts.UnitLines:
 			default:
 				return &usageError{fmt.Errorf("--unit %q: want bytes, chars or lines", unit)}
+			}
+			if tail > 0 && cmd.Flags().Changed("offset") {
+				return &usageError{errors.New("--tail counts from the end and --offset from the start: give one of them")}
 			}
 			if (tail > 0 || grep != "") && !cmd.Flags().Changed("unit") {
 				u = artifacts.UnitLines
@@ -117,6 +121,15 @@ matches list of {line, text}. Reading a settled job marks it read.`,
 				_, err = fmt.Fprint(out, b.String())
 			default:
 				_, err = fmt.Fprint(out, res.Text)
+			}
+			if err == nil && offset > 0 && res.Offset >= res.TotalSize && tail == 0 {
+				more := "the job has settled: there is no more"
+				if res.HasMore {
+					more = "the job is running: more may come"
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "bgcmd: --offset %d is at or past the end of %s (%d %s so far; %s)\n",
+					offset, st, res.TotalSize, res.Unit, more)
+				return nil
 			}
 			if err == nil && isTerminal(os.Stderr) && res.HasMore && res.NextOffset < res.TotalSize && tail == 0 {
 				fmt.Fprintf(os.Stderr, "%s\n", styleFor(os.Stderr).paint(sgrDim,
