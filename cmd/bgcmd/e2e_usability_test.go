@@ -110,3 +110,29 @@ func TestOutputSaysWhenAnOffsetIsPastTheEndAndRefusesTailWithOffset(t *testing.T
 	require.Equal(t, 2, r.code)
 	require.Contains(t, r.stderr, "give one of them")
 }
+
+func TestKillSaysWhichSignalEndedTheJob(t *testing.T) {
+	t.Parallel()
+	h := newHome(t)
+	id := h.start(fixture(t, "ignore-term.sh"))
+	eventually(t, "the trap", func() bool { return strings.Contains(h.ok("output", id), "ready") })
+	out := h.ok("kill", id)
+	require.Contains(t, out, "killed")
+	require.Contains(t, out, "sent SIGTERM; it ended on SIGKILL after the grace period", "SIGTERM was ignored")
+
+	id = h.start(fixture(t, "slow-lines.sh"), "1000", "0.05")
+	eventually(t, "a line", func() bool { return strings.Contains(h.ok("output", id), "line 1") })
+	require.Contains(t, h.ok("kill", "--signal", "INT", id), "(ended on SIGINT)")
+}
+
+func TestFollowEndsWithTheOutcomeOnStderr(t *testing.T) {
+	t.Parallel()
+	h := newHome(t)
+	id := h.start(fixture(t, "exit-with.sh"), "3")
+	r := h.bgcmd("follow", id)
+	require.Equal(t, 3, r.code)
+	require.Equal(t, "out: exiting with 3\n", r.stdout, "stdout is the job's output alone")
+	require.Contains(t, r.stderr, "err: exiting with 3\nbgcmd: job "+id[len(id)-8:]+" exited 3 after ")
+	require.True(t, strings.HasSuffix(r.stderr, "\n"), "one whole line")
+	require.Equal(t, 1, strings.Count(r.stderr, "bgcmd: job "), r.stderr)
+}

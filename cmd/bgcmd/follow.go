@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"time"
@@ -103,6 +104,11 @@ func (f *follower) run(ctx context.Context) error {
 		if err := writeJSON(f.out, followEnd{Event: "status", Status: s}); err != nil {
 			return err
 		}
+	} else {
+		// The outcome goes to stderr so that stdout stays the output alone.
+		state := stateText(s.State, s.ExitCode, s.Signal)
+		fmt.Fprintf(f.errOut, "bgcmd: job %s %s after %s\n", shortID(s.ID),
+			styleFor(f.errOut).paint(state.sgr, state.text), fmtDuration(time.Duration(s.DurationMS)*time.Millisecond))
 	}
 	return settledExit(s)
 }
