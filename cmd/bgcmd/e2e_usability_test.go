@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -135,4 +137,34 @@ func TestFollowEndsWithTheOutcomeOnStderr(t *testing.T) {
 	require.Contains(t, r.stderr, "err: exiting with 3\nbgcmd: job "+id[len(id)-8:]+" exited 3 after ")
 	require.True(t, strings.HasSuffix(r.stderr, "\n"), "one whole line")
 	require.Equal(t, 1, strings.Count(r.stderr, "bgcmd: job "), r.stderr)
+}
+
+func TestOutputRefusesATamperedBankedLog(t *testing.T) {
+	t.Parallel()
+	h := newHome(t)
+	id := h.start(fixture(t, "exit-with.sh"), "0")
+	require.Equal(t, 0, h.bgcmd("wait", id).code)
+	sha := h.status(id)["stdout"].(map[string]any)["sha256"].(string)
+	path := filepath.Join(h.dir, "artifacts", sha[:2], sha)
+	orig, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, string(orig), h.ok("output", id, "--verify"))
+
+	// Same size, other bytes: only the hash tells.
+	forged := []byte(strings.Replace(string(orig), "exiting", "EXITING", 1))
+	require.NoError(t, os.WriteFile(path, forged, 0o600))
+	r := h.bgcmd("output", id, "--verify")
+	require.Equal(t, 1, r.code)
+	require.Empty(t, r.stdout, "a forged log is never served as the record")
+	require.Contains(t, r.stderr, "does not match its record")
+	require.Contains(t, r.stderr, "corrupt")
+
+	// Another size: every read sees it.
+	require.NoError(t, os.WriteFile(path, append(orig, "injected\n"...), 0o600))
+	for _, args := range [][]string{{"output", id}, {"output", id, "--tail", "1"}, {"output", id, "--grep", "x"}} {
+		r = h.bgcmd(args...)
+		require.Equal(t, 1, r.code, args)
+		require.Empty(t, r.stdout, args)
+		require.Contains(t, r.stderr, "but was banked as", args)
+	}
 }

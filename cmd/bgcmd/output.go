@@ -53,7 +53,7 @@ func newOutputCmd(g *globals) *cobra.Command {
 	var (
 		stream, unit, grep  string
 		offset, limit, tail int64
-		raw                 bool
+		raw, verify         bool
 	)
 	cmd := &cobra.Command{
 		Use:   "output ID [--stream stdout|stderr] [--unit bytes|chars|lines] [--offset N] [--limit N] [--tail N] [--grep RE] [--raw]",
@@ -68,7 +68,9 @@ character); --raw writes exactly the page's bytes instead.
 
 With --json the page is one object: stream, unit, offset, next_offset,
 total_size, has_more, text (data_base64 with --raw), and with --grep a
-matches list of {line, text}. Reading a settled job marks it read.`,
+matches list of {line, text}. A banked stream whose file no longer has the
+size it was banked with is reported, not served; --verify also re-hashes it
+first (bgcmd verify checks every stream of a job). Reading a settled job marks it read.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: g.completeJobIDs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -97,6 +99,11 @@ matches list of {line, text}. Reading a settled job marks it read.`,
 			id, err := a.resolve(cmd.Context(), args[0])
 			if err != nil {
 				return err
+			}
+			if verify {
+				if err := verifyStream(cmd.Context(), a, id, st); err != nil {
+					return err
+				}
 			}
 			res, err := a.runner.ReadOutput(cmd.Context(), id, st, page)
 			if err != nil {
@@ -146,7 +153,25 @@ matches list of {line, text}. Reading a settled job marks it read.`,
 	f.Int64Var(&tail, "tail", 0, "the last N lines instead")
 	f.StringVar(&grep, "grep", "", "only the lines matching this regular expression")
 	f.BoolVar(&raw, "raw", false, "the page's exact bytes (base64 in --json)")
+	f.BoolVar(&verify, "verify", false, "re-hash the banked stream first and refuse to serve it if it changed")
 	return cmd
+}
+
+// verifyStream re-hashes the banked stream st of job id and fails when it
+// no longer matches the sha256 it was banked under. A running job has
+// nothing banked yet and passes.
+func verifyStream(ctx context.Context, a *app, id string, st bgcmd.Stream) error {
+	checks, err := a.runner.Verify(ctx, id)
+	if err != nil {
+		return jobErr(id, err)
+	}
+	for _, c := range checks {
+		if c.Stream == st && !c.OK {
+			return fmt.Errorf("the banked %s of job %s does not match its record (%s): it is not served; "+
+				"the evidence is damaged (bgcmd verify %s lists every stream)", st, id, c.Problem, id)
+		}
+	}
+	return nil
 }
 
 // outputErr explains why a page could not be read: an unknown job (exit
