@@ -8,7 +8,7 @@ PKGS    := ./...
 all: build
 
 build:
-	$(GO) build -o $(BIN) ./cmd/bgcmd
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/bgcmd
 
 # The main job on an embedded default: a temporary home and policy, a command
 # in the background, its status and output, the history.

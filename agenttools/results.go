@@ -38,6 +38,11 @@ type Status struct {
 	// TailPreview is at most bgcmd.MaxPreviewChars characters from the end
 	// of the output.
 	TailPreview string `json:"tail_preview"`
+	// WaitOutcome says how a command_wait with until_output ended:
+	// "matched", "settled" (ended with no matching line) or "elapsed".
+	WaitOutcome string `json:"wait_outcome,omitempty"`
+	// Match is the line until_output matched.
+	Match *LineMatch `json:"match,omitempty"`
 	// Next says what a model would usually do next.
 	Next     string         `json:"next,omitempty"`
 	Counters bgcmd.Counters `json:"counters"`

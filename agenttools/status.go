@@ -17,6 +17,7 @@ type taskArgs struct {
 	TaskID    string `json:"task_id"`
 	TimeoutMS int64  `json:"timeout_ms"`
 	Signal    string `json:"signal"`
+	readinessArgs
 }
 
 func (t *Toolset) statusDef() *def {
@@ -53,19 +54,25 @@ func (t *Toolset) waitDef() *def {
 			Title: "Wait for a background command",
 			Description: `Wait up to timeout_ms milliseconds for a command to finish and return its status (as command_status does). If it is still running when the wait elapses, the result is its current status with state "running": that is not an error, and the command keeps running.
 
+To wait for readiness instead of the end (a dev server saying it listens, a watcher's first build), give until_output, a regular expression: the call returns as soon as a line of output matches, with wait_outcome "matched" and the line in match {stream, line, text}, while the command keeps running; wait_outcome "settled" means it ended without such a line, "elapsed" that timeout_ms passed first. Lines printed before the call count. This never marks the command read.
+
 Limits: timeout_ms from 0 to 600000 (10 minutes); to wait longer, call again. 0 returns the current status at once.
 
-Example: {"task_id": "0190f7c2-8f1e-7b8a-9c61-3f0e2d4a5b6c", "timeout_ms": 120000}`,
+Example: {"task_id": "0190f7c2-8f1e-7b8a-9c61-3f0e2d4a5b6c", "timeout_ms": 120000}
+Example: {"task_id": "0190f7c2-8f1e-7b8a-9c61-3f0e2d4a5b6c", "timeout_ms": 60000, "until_output": "listening on"}`,
 			Annotations: Annotations{ReadOnly: true},
 		},
-		props: []prop{taskIDProp,
+		props: append([]prop{taskIDProp,
 			{name: "timeout_ms", typ: "integer", required: true, min: 0, max: maxWaitMS,
 				desc: "how long to wait, in milliseconds (at most 600000); the wait is bounded, never the command"},
-		},
+		}, readinessProps...),
 		call: func(ctx context.Context, raw json.RawMessage) (counted, error) {
 			var a taskArgs
 			if err := decode(raw, &a); err != nil {
 				return nil, err
+			}
+			if a.UntilOutput != "" {
+				return t.awaitOutput(ctx, a.TaskID, time.Duration(a.TimeoutMS)*time.Millisecond, a.readinessArgs)
 			}
 			st, err := t.r.Await(ctx, a.TaskID, time.Duration(a.TimeoutMS)*time.Millisecond)
 			if err != nil {

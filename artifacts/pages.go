@@ -6,10 +6,18 @@ import (
 	"unicode/utf8"
 )
 
-// bytesPage serves limit bytes from offset o. It needs no index.
+// bytesPage serves limit bytes from offset o. It needs no index. A text
+// page never starts inside a UTF-8 sequence either: an o that falls inside
+// one starts the page at the next character (the Offset it reports).
 func (v *view) bytesPage(o, limit int64, raw bool) (*Result, error) {
 	if o >= v.size {
 		return v.empty(UnitBytes, o, v.size, raw), nil
+	}
+	if !raw {
+		var err error
+		if o, err = v.charBoundary(o); err != nil {
+			return nil, err
+		}
 	}
 	res := &Result{Unit: UnitBytes, Offset: o, TotalSize: v.size}
 	if limit > MaxPageBytes {
@@ -29,6 +37,29 @@ func (v *view) bytesPage(o, limit int64, raw bool) (*Result, error) {
 	}
 	res.NextOffset = o + int64(len(page))
 	return v.finish(res, page, raw), nil
+}
+
+// charBoundary returns o, or, when o falls inside a valid UTF-8 sequence,
+// the offset just past that sequence.
+func (v *view) charBoundary(o int64) (int64, error) {
+	from := max(0, o-(utf8.UTFMax-1))
+	b := make([]byte, min(v.size, o+utf8.UTFMax-1)-from)
+	if err := v.readAt(b, from); err != nil {
+		return 0, err
+	}
+	for i := int(o - from - 1); i >= 0; i-- {
+		if !utf8.RuneStart(b[i]) {
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		if r != utf8.RuneError || n > 1 {
+			if end := from + int64(i+n); end > o {
+				return end, nil
+			}
+		}
+		break
+	}
+	return o, nil
 }
 
 // wholeChars trims a text page [o, end) so that it does not end inside a

@@ -113,6 +113,11 @@ type Source struct {
 	IndexPath string
 	// Final says the job has settled: the log will not grow.
 	Final bool
+	// Size, when HasSize is set, is the size a final log was banked with:
+	// a file of any other size has been changed since and is reported as
+	// ErrCorrupt, never served as the record.
+	Size    int64
+	HasSize bool
 }
 
 // Read returns one page of the log src names. The log is the truth: a
@@ -130,8 +135,9 @@ type Source struct {
 //   - bytes: a text page ends before a UTF-8 sequence the page limit would
 //     split, so NextOffset may be up to three bytes short of Offset+Limit;
 //     when the page would then be empty it holds the whole sequence
-//     instead. An Offset inside a sequence shows its stray continuation
-//     bytes as U+FFFD. Raw pages are exact bytes, never adjusted.
+//     instead. An Offset inside a valid sequence starts the page at the
+//     next character (the Offset the result reports); bytes that are not
+//     UTF-8 show as U+FFFD. Raw pages are exact bytes, never adjusted.
 //   - chars: a page covers whole characters.
 //   - lines: a page covers whole lines. A single line longer than
 //     MaxPageBytes is returned cut to its first MaxPageBytes bytes (at a
@@ -250,6 +256,11 @@ func openView(src Source) (*view, error) {
 	if err != nil {
 		_ = f.Close()
 		return nil, fmt.Errorf("read: %w", err)
+	}
+	if src.Final && src.HasSize && fi.Size() != src.Size {
+		_ = f.Close()
+		return nil, fmt.Errorf("read: %w: %s is %d bytes but was banked as %d: it changed after it was banked (bgcmd verify checks its hash)",
+			ErrCorrupt, src.Path, fi.Size(), src.Size)
 	}
 	return &view{src: src, f: f, size: fi.Size(), final: src.Final}, nil
 }

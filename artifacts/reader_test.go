@@ -111,7 +111,9 @@ func TestReadBytesTextNeverSplitsASequence(t *testing.T) {
 
 	res, err = Read(src, Page{Offset: 2, Limit: 3})
 	require.NoError(t, err)
-	require.Equal(t, "\uFFFD\uFFFD\uFFFD", res.Text, "stray continuation bytes")
+	require.Equal(t, "b", res.Text, "a page asked to start inside the emoji starts after it")
+	require.EqualValues(t, 5, res.Offset, "and says where it started")
+	require.EqualValues(t, 6, res.NextOffset)
 
 	res, err = Read(src, Page{Offset: 0, Limit: 2, Raw: true})
 	require.NoError(t, err)

@@ -59,7 +59,7 @@ func (r *Runner) status(ctx context.Context, rec *jobstore.Record, markSeen bool
 		}
 		for _, a := range arts {
 			ss := bgcmd.StreamStatus{Bytes: a.Bytes, SHA256: a.SHA256, ArtifactID: a.ID, Capped: a.Capped}
-			src := r.artifactSource(a.SHA256)
+			src := r.artifactSource(a)
 			if a.Stream == bgcmd.Stdout {
 				s.Stdout, sources[0] = ss, src
 			} else {
@@ -132,9 +132,9 @@ func (r *Runner) liveSource(id string, st bgcmd.Stream) artifacts.Source {
 	return artifacts.Source{Path: p, IndexPath: p + ".idx"}
 }
 
-func (r *Runner) artifactSource(sha string) artifacts.Source {
-	p := r.arts.Path(sha)
-	return artifacts.Source{Path: p, IndexPath: p + ".idx", Final: true}
+func (r *Runner) artifactSource(a bgcmd.Artifact) artifacts.Source {
+	p := r.arts.Path(a.SHA256)
+	return artifacts.Source{Path: p, IndexPath: p + ".idx", Final: true, Size: a.Bytes, HasSize: true}
 }
 
 // Await returns the job's status once it has settled, or its current status
@@ -228,7 +228,7 @@ func (r *Runner) Source(ctx context.Context, id string, stream bgcmd.Stream) (ar
 	}
 	for _, a := range arts {
 		if a.Stream == stream {
-			return r.artifactSource(a.SHA256), nil
+			return r.artifactSource(a), nil
 		}
 	}
 	return artifacts.Source{}, fmt.Errorf("job %s settled as %s with no banked %s (%s): nothing to read", id, rec.State, stream, rec.Error)

@@ -11,22 +11,33 @@ import (
 
 // dirWatch wakes its reader when entries of one directory are created,
 // moved, deleted, or the directory itself goes: the supervisor waits on it
-// for kill requests, Await for the settle. Writes to files inside do not
-// wake it.
+// for kill requests, Await for the settle. Writes to files inside wake
+// only a watch made by watchDirWrites.
 type dirWatch struct {
 	f    *os.File
 	C    chan struct{}
 	once sync.Once
 }
 
-// watchDir starts watching dir. The caller must Close the watch.
-func watchDir(dir string) (*dirWatch, error) {
+// entryEvents are the events of a directory's entries and of the
+// directory itself that wake a dirWatch.
+const entryEvents = unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_DELETE | unix.IN_DELETE_SELF |
+	unix.IN_MOVE_SELF | unix.IN_ONLYDIR
+
+// watchDir starts watching dir's entries. The caller must Close the watch.
+func watchDir(dir string) (*dirWatch, error) { return newDirWatch(dir, entryEvents) }
+
+// watchDirWrites is watchDir that also wakes on every write to a file in
+// dir: a readiness wait follows a job's logs with it.
+func watchDirWrites(dir string) (*dirWatch, error) {
+	return newDirWatch(dir, entryEvents|unix.IN_MODIFY)
+}
+
+func newDirWatch(dir string, mask uint32) (*dirWatch, error) {
 	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("watch %s: inotify: %w", dir, err)
 	}
-	mask := uint32(unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_DELETE | unix.IN_DELETE_SELF |
-		unix.IN_MOVE_SELF | unix.IN_ONLYDIR)
 	if _, err := unix.InotifyAddWatch(fd, dir, mask); err != nil {
 		unix.Close(fd)
 		return nil, fmt.Errorf("watch %s: %w", dir, err)

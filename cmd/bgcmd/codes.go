@@ -13,6 +13,9 @@ import (
 const (
 	// exitStillRunning: `wait --timeout` elapsed with the job still running.
 	exitStillRunning = 5
+	// exitNoMatch: `wait --until-output` saw the job settle with no line
+	// matching.
+	exitNoMatch = 6
 	// exitTimeout: the job hit its timeout (as `timeout` exits).
 	exitTimeout = 124
 	// exitOutputLimit: a stream reached its byte cap.
@@ -39,7 +42,8 @@ const exitCodesHelp = `Exit codes once the job has settled (the command's own co
   137      killed: stopped by bgcmd kill
 Before the job settles, bgcmd's own codes apply: 1 runtime error, 2 usage
 error, 3 refused by policy, 4 not found, 5 the wait elapsed (still running),
-130 interrupted while waiting (the job keeps running).`
+130 interrupted while waiting (the job keeps running). wait --until-output
+exits 0 on a match and 6 when the job settled without one.`
 
 // jobExitCode maps a status to the exit code of a command that waited for
 // it (see exitCodesHelp).

@@ -17,10 +17,13 @@ const (
 )
 
 // exitError carries an exit code out of a command; msg (if any) goes to
-// stderr.
+// stderr. kind and hint, when set, name the error for machines (a policy
+// refusal's code and its recovery hint) in the --json error object.
 type exitError struct {
 	code int
 	msg  string
+	kind string
+	hint string
 }
 
 func (e *exitError) Error() string { return e.msg }

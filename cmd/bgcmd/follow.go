@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"time"
@@ -44,7 +45,8 @@ carrying the settled status. On a terminal a progress line is drawn on
 stderr between pieces of output.
 
 ` + exitCodesHelp,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: g.completeJobIDs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := interruptible(cmd.Context())
 			defer stop()
@@ -53,7 +55,11 @@ stderr between pieces of output.
 				return err
 			}
 			defer a.close()
-			f := &follower{a: a, id: args[0], json: g.json, out: cmd.OutOrStdout(), errOut: cmd.ErrOrStderr()}
+			id, err := a.resolve(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			f := &follower{a: a, id: id, json: g.json, out: cmd.OutOrStdout(), errOut: cmd.ErrOrStderr()}
 			return f.run(ctx)
 		},
 	}
@@ -98,6 +104,11 @@ func (f *follower) run(ctx context.Context) error {
 		if err := writeJSON(f.out, followEnd{Event: "status", Status: s}); err != nil {
 			return err
 		}
+	} else {
+		// The outcome goes to stderr so that stdout stays the output alone.
+		state := stateText(s.State, s.ExitCode, s.Signal)
+		fmt.Fprintf(f.errOut, "bgcmd: job %s %s after %s\n", shortID(s.ID),
+			styleFor(f.errOut).paint(state.sgr, state.text), fmtDuration(time.Duration(s.DurationMS)*time.Millisecond))
 	}
 	return settledExit(s)
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/runner"
 )
 
@@ -20,9 +21,9 @@ settle (up to the grace period plus a margin) and prints the status.
 Killing a job that has already settled changes nothing and exits 0.`,
 		Example: `  bgcmd kill 0190c3a2-…
   bgcmd kill --signal INT 0190c3a2-…`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: g.completeJobIDs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id := args[0]
 			sig, name, err := runner.ParseSignal(signal)
 			if err != nil {
 				return &usageError{fmt.Errorf("--signal: %w", err)}
@@ -32,6 +33,10 @@ Killing a job that has already settled changes nothing and exits 0.`,
 				return err
 			}
 			defer a.close()
+			id, err := a.resolve(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
 			before, err := a.runner.Peek(cmd.Context(), id)
 			if err != nil {
 				return jobErr(id, err)
@@ -52,7 +57,7 @@ Killing a job that has already settled changes nothing and exits 0.`,
 			case before.Settled():
 				_, err = fmt.Fprintf(out, "%s had already settled: %s\n", id, sty.paint(state.sgr, state.text))
 			case s.Settled():
-				_, err = fmt.Fprintf(out, "%s %s (sent %s)\n", id, sty.paint(state.sgr, state.text), name)
+				_, err = fmt.Fprintf(out, "%s %s (%s)\n", id, sty.paint(state.sgr, state.text), killHow(s, name))
 			default:
 				_, err = fmt.Fprintf(out, "%s: %s sent; still running (SIGKILL follows after the grace period)\n", id, name)
 			}
@@ -61,4 +66,19 @@ Killing a job that has already settled changes nothing and exits 0.`,
 	}
 	cmd.Flags().StringVar(&signal, "signal", "SIGTERM", "signal name or number (TERM, SIGINT, KILL, 9, …)")
 	return cmd
+}
+
+// killHow says what ended a job bgcmd kill signalled: the signal sent, and
+// the one the process died of when that was another (SIGKILL after the
+// grace period), or the exit code when it exited on its own.
+func killHow(s *bgcmd.Status, sent string) string {
+	switch {
+	case s.Signal != "" && s.Signal != sent:
+		return fmt.Sprintf("sent %s; it ended on %s after the grace period", sent, s.Signal)
+	case s.Signal != "":
+		return "ended on " + sent
+	case s.ExitCode != nil:
+		return fmt.Sprintf("sent %s; it exited with code %d", sent, *s.ExitCode)
+	}
+	return "sent " + sent
 }

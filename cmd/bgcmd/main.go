@@ -20,7 +20,8 @@ func main() {
 	os.Exit(code)
 }
 
-// execute runs the CLI and maps its error to an exit code.
+// execute runs the CLI and maps its error to an exit code. The error goes
+// to stderr as a line, or with --json as one object (see errorObject).
 func execute(args []string) int {
 	root := newRootCmd()
 	root.SetArgs(args)
@@ -28,13 +29,22 @@ func execute(args []string) int {
 	if err == nil {
 		return 0
 	}
+	asJSON := false
+	if f := root.PersistentFlags().Lookup("json"); f != nil {
+		asJSON = f.Value.String() == "true"
+	}
+	code := exitCodeFor(err)
 	var ex *exitError
 	if errors.As(err, &ex) {
-		if ex.msg != "" {
-			fmt.Fprintln(os.Stderr, "bgcmd:", ex.msg)
+		code = ex.code
+		if ex.msg == "" {
+			return code // a job's own exit code; its status was printed
 		}
-		return ex.code
 	}
-	fmt.Fprintln(os.Stderr, "bgcmd:", err)
-	return exitCodeFor(err)
+	if asJSON {
+		_ = writeJSON(os.Stderr, errorObject(err, code))
+	} else {
+		fmt.Fprintln(os.Stderr, "bgcmd:", err)
+	}
+	return code
 }

@@ -53,7 +53,7 @@ func newOutputCmd(g *globals) *cobra.Command {
 	var (
 		stream, unit, grep  string
 		offset, limit, tail int64
-		raw                 bool
+		raw, verify         bool
 	)
 	cmd := &cobra.Command{
 		Use:   "output ID [--stream stdout|stderr] [--unit bytes|chars|lines] [--offset N] [--limit N] [--tail N] [--grep RE] [--raw]",
@@ -62,15 +62,18 @@ func newOutputCmd(g *globals) *cobra.Command {
 Offsets start at 0 and count --unit (bytes, chars = Unicode code points, or
 lines): --unit lines --offset 10 skips ten lines. --tail N gives the last N
 lines; --grep RE the matching lines (Go RE2 syntax) as LINE:TEXT, with line
-numbers from 1 as grep -n shows them. Text never splits a UTF-8 sequence;
---raw writes exactly the page's bytes instead.
+numbers from 1 as grep -n shows them. Text never splits a UTF-8 sequence
+(an --offset in bytes that falls inside one starts the page at the next
+character); --raw writes exactly the page's bytes instead.
 
 With --json the page is one object: stream, unit, offset, next_offset,
 total_size, has_more, text (data_base64 with --raw), and with --grep a
-matches list of {line, text}. Reading a settled job marks it read.`,
-		Args: cobra.ExactArgs(1),
+matches list of {line, text}. A banked stream whose file no longer has the
+size it was banked with is reported, not served; --verify also re-hashes it
+first (bgcmd verify checks every stream of a job). Reading a settled job marks it read.`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: g.completeJobIDs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id := args[0]
 			st := bgcmd.Stream(stream)
 			if !st.Valid() {
 				return &usageError{fmt.Errorf("--stream %q: want stdout or stderr", stream)}
@@ -81,6 +84,9 @@ matches list of {line, text}. Reading a settled job marks it read.`,
 			default:
 				return &usageError{fmt.Errorf("--unit %q: want bytes, chars or lines", unit)}
 			}
+			if tail > 0 && cmd.Flags().Changed("offset") {
+				return &usageError{errors.New("--tail counts from the end and --offset from the start: give one of them")}
+			}
 			if (tail > 0 || grep != "") && !cmd.Flags().Changed("unit") {
 				u = artifacts.UnitLines
 			}
@@ -90,6 +96,15 @@ matches list of {line, text}. Reading a settled job marks it read.`,
 				return err
 			}
 			defer a.close()
+			id, err := a.resolve(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if verify {
+				if err := verifyStream(cmd.Context(), a, id, st); err != nil {
+					return err
+				}
+			}
 			res, err := a.runner.ReadOutput(cmd.Context(), id, st, page)
 			if err != nil {
 				return outputErr(cmd.Context(), a, id, st, err)
@@ -114,6 +129,15 @@ matches list of {line, text}. Reading a settled job marks it read.`,
 			default:
 				_, err = fmt.Fprint(out, res.Text)
 			}
+			if err == nil && offset > 0 && res.Offset >= res.TotalSize && tail == 0 {
+				more := "the job has settled: there is no more"
+				if res.HasMore {
+					more = "the job is running: more may come"
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "bgcmd: --offset %d is at or past the end of %s (%d %s so far; %s)\n",
+					offset, st, res.TotalSize, res.Unit, more)
+				return nil
+			}
 			if err == nil && isTerminal(os.Stderr) && res.HasMore && res.NextOffset < res.TotalSize && tail == 0 {
 				fmt.Fprintf(os.Stderr, "%s\n", styleFor(os.Stderr).paint(sgrDim,
 					fmt.Sprintf("(%d of %d %s; next page: --offset %d)", res.NextOffset, res.TotalSize, res.Unit, res.NextOffset)))
@@ -129,7 +153,25 @@ matches list of {line, text}. Reading a settled job marks it read.`,
 	f.Int64Var(&tail, "tail", 0, "the last N lines instead")
 	f.StringVar(&grep, "grep", "", "only the lines matching this regular expression")
 	f.BoolVar(&raw, "raw", false, "the page's exact bytes (base64 in --json)")
+	f.BoolVar(&verify, "verify", false, "re-hash the banked stream first and refuse to serve it if it changed")
 	return cmd
+}
+
+// verifyStream re-hashes the banked stream st of job id and fails when it
+// no longer matches the sha256 it was banked under. A running job has
+// nothing banked yet and passes.
+func verifyStream(ctx context.Context, a *app, id string, st bgcmd.Stream) error {
+	checks, err := a.runner.Verify(ctx, id)
+	if err != nil {
+		return jobErr(id, err)
+	}
+	for _, c := range checks {
+		if c.Stream == st && !c.OK {
+			return fmt.Errorf("the banked %s of job %s does not match its record (%s): it is not served; "+
+				"the evidence is damaged (bgcmd verify %s lists every stream)", st, id, c.Problem, id)
+		}
+	}
+	return nil
 }
 
 // outputErr explains why a page could not be read: an unknown job (exit

@@ -149,7 +149,7 @@ func (g *globals) run(cmd *cobra.Command, argv []string, o runFlags) error {
 		if ref.Hint != "" {
 			msg += "\nhint: " + ref.Hint
 		}
-		return &exitError{code: exitRefused, msg: msg}
+		return &exitError{code: exitRefused, msg: msg, kind: string(ref.Code), hint: ref.Hint}
 	}
 	if err != nil {
 		return err

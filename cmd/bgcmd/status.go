@@ -8,21 +8,28 @@ import (
 
 func newStatusCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
-		Use:   "status ID",
+		Use: "status ID",
+		Example: `  bgcmd status 0190f7c2-8f1e-7b8a-9c61-3f0e2d4a5b6c
+  bgcmd status 3f0e2d4a      # any unique prefix or suffix of 4+ characters`,
 		Short: "Show a job's status (reading a settled job marks it read)",
 		Long: `Show a job's state, exit code, timings, output sizes and the tail of its
 output. Reading a settled job takes it off the session's "finished" counter.
 With --json the status is one object with the contract's field names.`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: g.completeJobIDs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, err := g.openJobs(cmd.Context(), false)
 			if err != nil {
 				return err
 			}
 			defer a.close()
-			s, err := a.runner.Status(cmd.Context(), args[0])
+			id, err := a.resolve(cmd.Context(), args[0])
 			if err != nil {
-				return jobErr(args[0], err)
+				return err
+			}
+			s, err := a.runner.Status(cmd.Context(), id)
+			if err != nil {
+				return jobErr(id, err)
 			}
 			out := cmd.OutOrStdout()
 			if g.json {

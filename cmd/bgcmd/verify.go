@@ -17,7 +17,8 @@ still hashes to the sha256 recorded when its job settled. A corrupted or
 missing artifact is reported, never passed off as good. Exits 0 when every
 stream checks out, 1 when any does not, 4 for an unknown job. With --json,
 one object per stream (JSON Lines).`,
-		Args: cobra.MinimumNArgs(1),
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: g.completeJobIDs,
 		RunE: func(cmd *cobra.Command, ids []string) error {
 			a, err := g.openJobs(cmd.Context(), true)
 			if err != nil {
@@ -25,7 +26,11 @@ one object per stream (JSON Lines).`,
 			}
 			defer a.close()
 			var checks []runner.ArtifactCheck
-			for _, id := range ids {
+			for _, ref := range ids {
+				id, err := a.resolve(cmd.Context(), ref)
+				if err != nil {
+					return err
+				}
 				cs, err := a.runner.Verify(cmd.Context(), id)
 				if err != nil {
 					return jobErr(id, err)

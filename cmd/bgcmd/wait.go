@@ -4,17 +4,29 @@ import "github.com/spf13/cobra"
 
 func newWaitCmd(g *globals) *cobra.Command {
 	var timeout string
+	var ready readyFlags
 	cmd := &cobra.Command{
-		Use:   "wait ID [--timeout DUR]",
-		Short: "Wait for a job to settle and exit with its exit code",
+		Use:   "wait ID [--timeout DUR] [--until-output REGEX [--stream S] [--from-line N]]",
+		Short: "Wait for a job to settle (or to print a line) and exit with its exit code",
 		Long: `Wait until the job settles, print its status, and exit as the command did.
 --timeout bounds the wait, not the command: when it elapses the job keeps
 running, its current status is printed and wait exits 5.
 On a terminal, a progress line (elapsed time, bytes so far) is drawn on
 stderr; nothing extra is printed when stderr is not a terminal.
 
+With --until-output REGEX, wait for readiness instead: return as soon as a
+line of the job's output matches the regular expression (RE2 syntax, as
+--grep of output), print the match as STREAM:LINE:TEXT (line numbers from
+1; with --json, an object {outcome, stream, line, text, status}) and exit 0
+while the job keeps running. A line printed before the wait began counts;
+--from-line N skips the first N lines of each stream. --stream chooses
+stdout, stderr or both (the default). If the job settles with no matching
+line, its status is printed and wait exits 6. Waiting for output never
+marks the job read.
+
 ` + exitCodesHelp,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: g.completeJobIDs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			limit := forever
 			if timeout != "" {
@@ -26,6 +38,10 @@ stderr; nothing extra is printed when stderr is not a terminal.
 					limit = d
 				}
 			}
+			w, err := ready.parse(cmd, limit)
+			if err != nil {
+				return err
+			}
 			ctx, stop := interruptible(cmd.Context())
 			defer stop()
 			a, err := g.openJobs(ctx, false)
@@ -33,9 +49,17 @@ stderr; nothing extra is printed when stderr is not a terminal.
 				return err
 			}
 			defer a.close()
-			return g.awaitAndReport(ctx, cmd, a, args[0], limit)
+			id, err := a.resolve(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			if w != nil {
+				return g.awaitOutputAndReport(ctx, cmd, a, id, *w)
+			}
+			return g.awaitAndReport(ctx, cmd, a, id, limit)
 		},
 	}
 	cmd.Flags().StringVar(&timeout, "timeout", "", "give up waiting after this long (default: wait until it settles)")
+	ready.register(cmd)
 	return cmd
 }
