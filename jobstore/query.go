@@ -17,7 +17,8 @@ var ErrNotReadOnly = errors.New("ad-hoc queries need a store opened read-only")
 
 // ErrQueryWrites is wrapped by the error of an ad-hoc query SQLite refused
 // because it would write, attach a database or change the connection.
-var ErrQueryWrites = errors.New("ad-hoc queries are read-only: statements that write, ATTACH, VACUUM INTO or set pragmas are refused")
+var ErrQueryWrites = errors.New("refused on a readonly connection: ad-hoc queries are read-only " +
+	"(no writes, no ATTACH or VACUUM INTO, no pragma that sets a value)")
 
 // MaxQueryValueBytes bounds any one string or blob an ad-hoc query can make
 // (SQLITE_LIMIT_LENGTH on its connection): a query cannot build a value of
@@ -120,7 +121,9 @@ func readOnlyAuthorizer(action sqlite.AuthorizerActionCode, arg1, arg2, _, _ str
 		sqlite.AuthTransaction, sqlite.AuthSavepoint:
 		return sqlite.AuthorizerOK
 	case sqlite.AuthPragma:
-		if readPragmas[arg1] || (arg2 == "" && readValuePragmas[arg1]) {
+		// query_only = 1 is how lockDown starts, also on a connection
+		// this authorizer already guards.
+		if readPragmas[arg1] || (arg2 == "" && readValuePragmas[arg1]) || (arg1 == "query_only" && arg2 == "1") {
 			return sqlite.AuthorizerOK
 		}
 	}
