@@ -33,7 +33,7 @@ Policy: --policy, else $BGCMD_POLICY, else <home>/policy.toml.
 Session: --session, else $BGCMD_SESSION, else "default", for every command:
 run starts jobs in it, list shows its jobs (--all-sessions: every session's),
 mcp serves its jobs only. status, output, wait and kill reach any job by id.
-Home: must be yours and writable by no one else (a home others may read is
+The home must be yours and writable by no one else (a home others may read is
 made 0700); the database, logs and artifacts are private to you.
 
 Exit codes: 0 success, 1 runtime error, 2 usage error, 3 refused by policy,
