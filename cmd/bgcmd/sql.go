@@ -147,6 +147,8 @@ func sqlText(v any) (string, bool) {
 // Bounds of the aligned table, which must see every row it prints before
 // printing: CSV and JSON Lines stream instead.
 const (
+	// maxTableRows bounds the rows the table keeps; the rest are counted.
+	maxTableRows = 1000
 	// maxTableCell is the characters a cell keeps; the rest is cut.
 	maxTableCell = 4096
 	// maxTableBytes bounds the text the table keeps in all.
@@ -277,6 +279,3 @@ func (j *jsonLinesWriter) row(r jobstore.QueryRow) error {
 }
 
 func (j *jsonLinesWriter) flush() error { return nil }
-
-// maxTableRows bounds the rows the aligned table keeps in memory.
-const maxTableRows = 1000
