@@ -106,4 +106,10 @@ type Refusal struct {
 	Cwd     string    `json:"cwd"`
 	Code    string    `json:"code"`
 	Message string    `json:"message"`
+	// Cut is true when the stored record was cut to its bound (a few KiB
+	// for argv, cwd and message); ArgvCount and OriginalBytes say how
+	// large the refused start was.
+	Cut           bool  `json:"cut,omitempty"`
+	ArgvCount     int   `json:"argv_count,omitempty"`
+	OriginalBytes int64 `json:"original_bytes,omitempty"`
 }

@@ -19,6 +19,11 @@
 // command_output, or a run_command_bg whose wait saw it settle) clears it
 // from finished.
 //
+// A toolset sees only its own session's commands: the id of a command
+// another session started answers every tool exactly as an unknown id does
+// (code unknown_task, the same message), so one agent can neither read,
+// mark read, kill nor learn of another's commands through the tools.
+//
 // Bad input never panics and never becomes a transport error: malformed
 // JSON, a missing required argument, a wrong type, an unknown argument or
 // tool, an out-of-range number, an unknown task id and a policy refusal each

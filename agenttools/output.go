@@ -89,9 +89,9 @@ func (t *Toolset) output(ctx context.Context, raw json.RawMessage) (counted, err
 	case a.Limit == 0 && !lines:
 		page.Limit = DefaultOutputBytes
 	}
-	rec, err := t.r.Store().Get(ctx, a.TaskID)
+	rec, err := t.own(ctx, a.TaskID)
 	if err != nil {
-		return nil, notFoundAs(err, a.TaskID)
+		return nil, err
 	}
 	stream := bgcmd.Stream(a.Stream)
 	res, err := t.r.ReadOutput(ctx, a.TaskID, stream, page)

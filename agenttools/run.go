@@ -142,7 +142,8 @@ func (t *Toolset) argv(ctx context.Context, raw json.RawMessage) ([]string, erro
 		}
 		return argv, nil
 	}
-	_, err := policy.Check(t.r.Policy(), policy.Request{Argv: []string{line}})
+	dec, err := policy.Check(t.r.Policy(), policy.Request{Argv: []string{line}})
+	dec.Close() // only the refusal matters here; an allowed check holds the cwd open
 	if ref, ok := policy.IsRefusal(err); ok && ref.Code == policy.CodeShellSyntax {
 		// Start refuses it the same way, records the refusal for audit
 		// and returns it.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/bgcmd/bgcmd"
+	"github.com/bgcmd/bgcmd/jobstore"
 	"github.com/bgcmd/bgcmd/runner"
 )
 
@@ -36,6 +38,9 @@ Example: {"task_id": "0190f7c2-8f1e-7b8a-9c61-3f0e2d4a5b6c"}`,
 		call: func(ctx context.Context, raw json.RawMessage) (counted, error) {
 			var a taskArgs
 			if err := decode(raw, &a); err != nil {
+				return nil, err
+			}
+			if _, err := t.own(ctx, a.TaskID); err != nil {
 				return nil, err
 			}
 			st, err := t.r.Status(ctx, a.TaskID)
@@ -69,6 +74,9 @@ Example: {"task_id": "0190f7c2-8f1e-7b8a-9c61-3f0e2d4a5b6c", "timeout_ms": 60000
 		call: func(ctx context.Context, raw json.RawMessage) (counted, error) {
 			var a taskArgs
 			if err := decode(raw, &a); err != nil {
+				return nil, err
+			}
+			if _, err := t.own(ctx, a.TaskID); err != nil {
 				return nil, err
 			}
 			if a.UntilOutput != "" {
@@ -109,6 +117,9 @@ Example: {"task_id": "0190f7c2-8f1e-7b8a-9c61-3f0e2d4a5b6c", "signal": "SIGINT"}
 				return nil, invalid(`pass a signal name such as "SIGTERM", "SIGINT", "SIGHUP" or "SIGKILL", or leave it out for SIGTERM`,
 					"signal: %v", err)
 			}
+			if _, err := t.own(ctx, a.TaskID); err != nil {
+				return nil, err
+			}
 			before, err := t.r.Peek(ctx, a.TaskID)
 			if err != nil {
 				return nil, notFoundAs(err, a.TaskID)
@@ -124,4 +135,19 @@ Example: {"task_id": "0190f7c2-8f1e-7b8a-9c61-3f0e2d4a5b6c", "signal": "SIGINT"}
 			return s, nil
 		},
 	}
+}
+
+// own returns the record of the command id when this toolset's session
+// started it. Another session's command is not found, with exactly the
+// error of an id that names no command: an agent can neither read, nor
+// mark read, nor kill, nor learn of another session's commands.
+func (t *Toolset) own(ctx context.Context, id string) (*jobstore.Record, error) {
+	rec, err := t.r.Store().Get(ctx, id)
+	if err == nil && rec.Session != t.session {
+		err = bgcmd.ErrNotFound
+	}
+	if err != nil {
+		return nil, notFoundAs(err, id)
+	}
+	return rec, nil
 }

@@ -140,7 +140,7 @@ func indexMatches(path string, log io.ReaderAt, size int64) bool {
 // already holds the same content.
 func (s *Store) move(logPath, target string, size int64) error {
 	dir := filepath.Dir(target)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create store directory: %w", err)
 	}
 	// The index goes first: the log's rename is what makes it banked. A log
@@ -258,10 +258,10 @@ const emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b785
 func (s *Store) bankEmpty(capped bool) (Summary, string, error) {
 	target := s.Path(emptySHA256)
 	if _, err := os.Stat(target); errors.Is(err, os.ErrNotExist) {
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
 			return Summary{}, "", fmt.Errorf("bank empty stream: %w", err)
 		}
-		f, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE, 0o644)
+		f, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE, 0o600)
 		if err != nil {
 			return Summary{}, "", fmt.Errorf("bank empty stream: %w", err)
 		}

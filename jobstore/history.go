@@ -3,7 +3,6 @@ package jobstore
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -185,61 +184,4 @@ func (s *Store) Artifacts(ctx context.Context, jobID string) ([]bgcmd.Artifact, 
 		out = append(out, a)
 	}
 	return out, nil
-}
-
-// RecordRefusal stores a start the policy refused, for audit. It fills
-// r.ID and r.Time when empty.
-func (s *Store) RecordRefusal(ctx context.Context, r *bgcmd.Refusal) error {
-	if s.readOnly {
-		return ErrReadOnly
-	}
-	if r.ID == "" {
-		r.ID = NewID()
-	}
-	if r.Time.IsZero() {
-		r.Time = s.now().UTC()
-	}
-	if r.Session == "" {
-		r.Session = "default"
-	}
-	argv := r.Argv
-	if argv == nil {
-		argv = []string{}
-	}
-	_, err := s.w.ExecContext(ctx, `INSERT INTO refusals (id, at, session, host, argv, cwd, code, message)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, fmtTime(r.Time), r.Session, s.host,
-		mustJSON(argv), r.Cwd, r.Code, r.Message)
-	if err != nil {
-		return fmt.Errorf("record refusal: %w", err)
-	}
-	return nil
-}
-
-// Refusals returns the newest refusals first, at most limit (0 means 50).
-func (s *Store) Refusals(ctx context.Context, limit int) ([]bgcmd.Refusal, error) {
-	if limit <= 0 {
-		limit = 50
-	}
-	rows, err := s.r.QueryxContext(ctx, `SELECT id, at, session, argv, cwd, code, message
-		FROM refusals ORDER BY at DESC, id DESC LIMIT ?`, limit)
-	if err != nil {
-		return nil, fmt.Errorf("list refusals: %w", err)
-	}
-	defer rows.Close()
-	var out []bgcmd.Refusal
-	for rows.Next() {
-		var r bgcmd.Refusal
-		var at, argv string
-		if err := rows.Scan(&r.ID, &at, &r.Session, &argv, &r.Cwd, &r.Code, &r.Message); err != nil {
-			return nil, fmt.Errorf("list refusals: %w", err)
-		}
-		if r.Time, err = parseTime(at); err != nil {
-			return nil, err
-		}
-		if err := json.Unmarshal([]byte(argv), &r.Argv); err != nil {
-			return nil, errors.Join(fmt.Errorf("list refusals: decode argv"), err)
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
 }

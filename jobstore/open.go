@@ -54,6 +54,10 @@ type Store struct {
 // It fails with an error naming the path when the directory cannot be
 // created, the file is not a SQLite database, WAL cannot be enabled, or the
 // database was migrated by a newer bgcmd; in each case nothing is overwritten.
+//
+// The database's directory must pass SecureDir (ours, written by no one
+// else; tightened to 0700 when others may read it) and is created 0700;
+// the database, its WAL and SHM are made 0600 whatever the umask.
 func Open(ctx context.Context, opts Options) (*Store, error) {
 	if opts.Path == "" {
 		return nil, errors.New("open store: empty database path")
@@ -79,9 +83,17 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", opts.Path, err)
 	}
 	s := &Store{path: path, host: opts.Host, now: opts.Now, readOnly: opts.ReadOnly}
+	if _, err := SecureDir(filepath.Dir(path)); err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
 	if opts.ReadOnly {
 		if _, err := os.Stat(path); err != nil {
 			return nil, fmt.Errorf("open store %s read-only: %w (run a bgcmd command that writes first, or check --home)", path, err)
+		}
+		for _, p := range []string{path, path + "-wal", path + "-shm"} {
+			if err := makePrivate(p); err != nil {
+				return nil, err
+			}
 		}
 		s.r, err = openDB(path, opts.BusyTimeout, true, true, opts.ReadConns)
 		if err != nil {
@@ -96,6 +108,9 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("open store: create directory for %s: %w", path, err)
+	}
+	if err := privateFiles(path); err != nil {
+		return nil, err
 	}
 	if s.w, err = openDB(path, opts.BusyTimeout, false, false, 1); err != nil {
 		return nil, err

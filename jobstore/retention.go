@@ -26,6 +26,9 @@ var ErrNoSelector = errors.New("prune needs a selector")
 // it matches every selector given; at least one of States, Session,
 // FinishedBefore or KeepLast must be set. Running jobs are never selected,
 // and unread ones (settled, never read) only with IncludeUnread.
+//
+// FinishedBefore also selects the refusals recorded before it (of Session,
+// when set), unless States is set: a state selects jobs only.
 type PruneParams struct {
 	// States keeps jobs in any of these settled states; StateRunning is an
 	// error.
@@ -79,6 +82,8 @@ type PruneResult struct {
 	// among them.
 	Unreferenced []UnreferencedArtifact `json:"unreferenced"`
 	FreedBytes   int64                  `json:"freed_bytes"`
+	// Refusals counts the refusals deleted (on a dry run, selected).
+	Refusals int64 `json:"refusals"`
 }
 
 // Prune deletes the settled jobs p selects with their events and artifact
@@ -116,6 +121,9 @@ func (s *Store) Prune(ctx context.Context, p PruneParams) (*PruneResult, error) 
 		}
 	} else {
 		err = s.pruneBatches(ctx, p, res)
+	}
+	if err == nil && !p.FinishedBefore.IsZero() && len(p.States) == 0 {
+		res.Refusals, err = s.pruneRefusals(ctx, p.FinishedBefore, p.Session, p.DryRun)
 	}
 	if res.Jobs == nil {
 		res.Jobs = []PrunedJob{}

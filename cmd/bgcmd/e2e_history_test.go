@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,7 +28,12 @@ func TestListFiltersAndPages(t *testing.T) {
 	r := h.bgcmd("--session", "b", "run", "--wait", "--timeout", "100ms", "--", fixture(t, "slow-lines.sh"), "50", "0.1")
 	require.Equal(t, 124, r.code)
 
+	// list shows the current session's jobs; these checks span sessions
+	// unless they name one.
 	ids := func(args ...string) []string {
+		if !slices.Contains(args, "--session") {
+			args = append(args, "--all-sessions")
+		}
 		var out []string
 		for _, j := range jsonLines(t, h.ok(append([]string{"--json", "list"}, args...)...)) {
 			out = append(out, j["id"].(string))
@@ -45,12 +51,12 @@ func TestListFiltersAndPages(t *testing.T) {
 	require.Len(t, ids("--since", "1h"), 3)
 	require.Empty(t, ids("--since", "2999-01-01T00:00:00Z"))
 
-	page1 := h.bgcmd("list", "--limit", "2")
+	page1 := h.bgcmd("list", "--all-sessions", "--limit", "2")
 	require.Equal(t, 0, page1.code)
 	require.Contains(t, page1.stderr, "more: bgcmd list --before "+all[1])
 	require.Equal(t, []string{all[2]}, ids("--limit", "2", "--before", all[1]), "keyset pages join up")
 
-	table := h.ok("list")
+	table := h.ok("list", "--all-sessions")
 	lines := strings.Split(strings.TrimSpace(table), "\n")
 	require.Len(t, lines, 4)
 	require.True(t, strings.HasPrefix(lines[0], "ID"))
@@ -61,7 +67,7 @@ func TestListFiltersAndPages(t *testing.T) {
 	}
 	require.Contains(t, table, "exited 1 *", "unread jobs are marked")
 
-	item := jsonLines(t, h.ok("--json", "list", "--limit", "1"))[0]
+	item := jsonLines(t, h.ok("--json", "list", "--all-sessions", "--limit", "1"))[0]
 	for _, k := range []string{"id", "session", "argv", "exe", "cwd", "state", "exit_code", "signal",
 		"created_at", "started_at", "finished_at", "duration_ms", "unread"} {
 		require.Contains(t, item, k)

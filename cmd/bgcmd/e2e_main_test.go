@@ -72,6 +72,8 @@ func newHome(t *testing.T) *home {
 	t.Helper()
 	h := &home{t: t, dir: t.TempDir(), root: t.TempDir()}
 	testkit.Cleanup(t, h.dir) // after TempDir: runs before the removal
+	// A home of one's own is private (bgcmd tightens a 0755 one and says so).
+	require.NoError(t, os.Chmod(h.dir, 0o700))
 	allowed := []string{"/usr/bin/env", "/nonexistent/bin/tool"}
 	for _, f := range []string{"exit-with.sh", "ignore-term.sh", "print-bytes.sh", "slow-lines.sh",
 		"wait-for-file.sh", "kill-self.sh"} {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -22,26 +23,34 @@ type listItem struct {
 
 func newListCmd(g *globals) *cobra.Command {
 	var (
-		states  []string
-		session string
-		since   string
-		unread  bool
-		limit   int
-		before  string
+		states      []string
+		allSessions bool
+		since       string
+		unread      bool
+		limit       int
+		before      string
 	)
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List jobs, newest first (JSON Lines with --json)",
-		Long: `List jobs, newest first, one page at a time. Filters combine: --state (repeat
-or comma-separate), --session, --since (an RFC 3339 time or a duration ago,
-e.g. 2h) and --unread (settled jobs nobody has read, marked * in the table).
+		Long: `List jobs, newest first, one page at a time: the current session's (--session,
+else $BGCMD_SESSION, else "default", as for every command), or every
+session's with --all-sessions. Filters combine: --state (repeat or
+comma-separate), --since (an RFC 3339 time or a duration ago, e.g. 2h) and
+--unread (settled jobs nobody has read, marked * in the table).
 
 Pages are keyset pages: the next page starts --before the last id shown
 (printed on stderr when there is more). With --json each job is one line
 of JSON with the contract's field names plus duration_ms and unread.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p := jobstore.ListParams{Session: session, Unread: unread, Limit: limit, Before: before}
+			p := jobstore.ListParams{Session: g.sessionName(), Unread: unread, Limit: limit, Before: before}
+			if allSessions {
+				if g.session != "" {
+					return &usageError{errors.New("--all-sessions and --session: choose one")}
+				}
+				p.Session = ""
+			}
 			for _, s := range states {
 				for _, part := range strings.Split(s, ",") {
 					st := bgcmd.State(strings.TrimSpace(part))
@@ -86,14 +95,18 @@ of JSON with the contract's field names plus duration_ms and unread.`,
 				return err
 			}
 			if res.NextBefore != "" {
-				fmt.Fprintf(os.Stderr, "more: bgcmd list --before %s\n", res.NextBefore)
+				more := "more: bgcmd list --before " + res.NextBefore
+				if allSessions {
+					more += " --all-sessions"
+				}
+				fmt.Fprintln(os.Stderr, more)
 			}
 			return nil
 		},
 	}
 	f := cmd.Flags()
 	f.StringSliceVar(&states, "state", nil, "keep jobs in these states (repeat or comma-separate)")
-	f.StringVar(&session, "session", "", "keep one session's jobs (default: all sessions)")
+	f.BoolVar(&allSessions, "all-sessions", false, "list every session's jobs, not only the current session's")
 	f.StringVar(&since, "since", "", "keep jobs created since a time (RFC 3339) or a duration ago (e.g. 2h)")
 	f.BoolVar(&unread, "unread", false, "keep settled jobs not yet read")
 	f.IntVar(&limit, "limit", 50, fmt.Sprintf("page size (1..%d)", jobstore.MaxListLimit))

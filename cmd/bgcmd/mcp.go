@@ -30,10 +30,13 @@ and command_list, plus the six read-only git tools with --repo.
 Commands are supervised detached: they keep running, and their true exit
 status is recorded, when this server exits. The session (--session or
 BGCMD_SESSION) names this agent's commands and counters. stdout carries the
-protocol only; logs go to stderr.`,
+protocol only; logs go to stderr. A bad frame (not JSON, not JSON-RPC 2.0,
+or over 4 MiB) is answered with a JSON-RPC error (-32700 or -32600) and
+skipped; the server goes on.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return serveMCP(cmd.Context(), g, repo, &mcp.StdioTransport{}, cmd.ErrOrStderr())
+			t := &frameTransport{in: os.Stdin, out: os.Stdout, limit: maxMCPFrameBytes}
+			return serveMCP(cmd.Context(), g, repo, t, cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().StringVar(&repo, "repo", "", "also serve the read-only git tools over the git work tree containing DIR")
@@ -46,6 +49,9 @@ func serveMCP(ctx context.Context, g *globals, repo string, t mcp.Transport, log
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(logw, nil))
+	if ft, ok := t.(*frameTransport); ok && ft.log == nil {
+		ft.log = log
+	}
 	a, err := g.openApp(ctx)
 	if err != nil {
 		return err

@@ -31,7 +31,7 @@ func newPruneCmd(g *globals) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "prune [--older-than DUR] [--state S] [--session S] [--keep-last N] [--include-unread] [--dry-run] [--vacuum]",
-		Short: "Delete settled jobs, their history and output files",
+		Short: "Delete settled jobs, their history and output files, and old refusals",
 		Long: `Delete the settled jobs that match every selector given, with their events,
 artifact records and the output files no other job shares. Running jobs are
 never touched; unread jobs (settled, never looked at) only with
@@ -41,6 +41,9 @@ never touched; unread jobs (settled, never looked at) only with
   --state S          in these settled states (repeat or comma-separate)
   --session S        of this session
   --keep-last N      all but the N newest settled jobs of each session
+
+--older-than also deletes the refusals recorded before then (of --session
+when given), unless --state is given: a state selects jobs only.
 
 --dry-run lists what would go and the bytes it would free. Rows are deleted
 first, in transactions, then the files: a crash in between leaves stray
@@ -131,6 +134,11 @@ func writePrune(cmd *cobra.Command, rep *runner.PruneReport, dryRun, vacuumed bo
 	} else {
 		msg = fmt.Sprintf("deleted %d job(s) (%d events, %d artifact records), removed %d file(s), freed %s",
 			len(rep.Jobs), rep.Events, rep.Artifacts, rep.RemovedFiles, fmtBytes(rep.FreedBytes))
+	}
+	if dryRun {
+		msg += fmt.Sprintf("; would delete %d refusal(s)", rep.Refusals)
+	} else {
+		msg += fmt.Sprintf("; deleted %d refusal(s)", rep.Refusals)
 	}
 	if _, err := fmt.Fprintln(out, msg); err != nil {
 		return err

@@ -30,7 +30,11 @@ durable store under its home directory.
 
 Home: --home, else $BGCMD_HOME, else $XDG_STATE_HOME/bgcmd, else ~/.local/state/bgcmd.
 Policy: --policy, else $BGCMD_POLICY, else <home>/policy.toml.
-Session: --session, else $BGCMD_SESSION, else "default".
+Session: --session, else $BGCMD_SESSION, else "default", for every command:
+run starts jobs in it, list shows its jobs (--all-sessions: every session's),
+mcp serves its jobs only. status, output, wait and kill reach any job by id.
+The home must be yours and writable by no one else (a home others may read is
+made 0700); the database, logs and artifacts are private to you.
 
 Exit codes: 0 success, 1 runtime error, 2 usage error, 3 refused by policy,
 4 not found.`,
@@ -54,8 +58,28 @@ Exit codes: 0 success, 1 runtime error, 2 usage error, 3 refused by policy,
 	return root
 }
 
-// homeDir resolves the state directory.
+// homeDir resolves the state directory and checks it is private (see
+// jobstore.SecureDir): one another user owns or may write is an error
+// saying how to fix it; one others may only read (0755, as `mkdir -p`
+// makes it) is made 0700, and bgcmd says so on stderr.
 func (g *globals) homeDir() (string, error) {
+	home, err := g.resolveHome()
+	if err != nil {
+		return "", err
+	}
+	was, err := jobstore.SecureDir(home)
+	if err != nil {
+		return "", err
+	}
+	if was != 0 {
+		fmt.Fprintf(os.Stderr, "bgcmd: %s was open to other users (mode %04o); bgcmd made it private (0700): "+
+			"it holds every command line and its output\n", home, was)
+	}
+	return home, nil
+}
+
+// resolveHome finds the state directory.
+func (g *globals) resolveHome() (string, error) {
 	if g.home != "" {
 		return filepath.Abs(g.home)
 	}

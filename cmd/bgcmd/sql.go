@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/hex"
 	"encoding/json"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -23,21 +25,32 @@ type sqlWriteError struct{ err error }
 func (e *sqlWriteError) Error() string { return e.err.Error() }
 func (e *sqlWriteError) Unwrap() error { return e.err }
 
+// defaultSQLTimeout bounds a query unless --timeout says otherwise.
+const defaultSQLTimeout = 30 * time.Second
+
 func newSQLCmd(g *globals) *cobra.Command {
-	var asCSV bool
+	var (
+		asCSV   bool
+		timeout string
+	)
 	cmd := &cobra.Command{
-		Use:   "sql QUERY [--csv]",
+		Use:   "sql QUERY [--csv] [--timeout DUR]",
 		Short: "Run read-only SQL over the store",
 		Long: `Run one SQL query over the database on a read-only connection: SQLite
-itself refuses any write (exit 2), whatever the statement looks like.
+itself refuses any write, ATTACH, VACUUM INTO or pragma that sets a value
+(exit 2, "read-only"), whatever the statement looks like; pragmas that only
+read (table_info, user_version, ...) pass. A query runs for at most
+--timeout (default 30s), then SQLite interrupts it (exit 1).
 The tables (jobs, job_events, artifacts, refusals) and the views for the
 usual audit questions (job_durations, failures_by_exe, refusal_log) are
 described in docs/schema.md.
 
-Output is an aligned table; --csv gives CSV with a header row; --json gives
-JSON Lines, one object per row keyed by column name, in column order (a
-repeated column name gets a suffix: id, id_2). NULL is NULL in the table,
-empty in CSV and null in JSON. Several arguments are joined with spaces.`,
+Output is an aligned table of at most 1000 rows (cells cut at 4096
+characters; stderr says how many rows were cut); --csv gives CSV with a
+header row; --json gives JSON Lines, one object per row keyed by column
+name, in column order (a repeated column name gets a suffix: id, id_2).
+CSV and JSON stream every row. NULL is NULL in the table, empty in CSV and
+null in JSON. Several arguments are joined with spaces.`,
 		Example: `  bgcmd sql "SELECT exe, failures, jobs FROM failures_by_exe ORDER BY failures DESC"
   bgcmd sql --csv "SELECT id, state, duration_ms FROM job_durations WHERE duration_ms > 60000"
   bgcmd --json sql "SELECT * FROM refusal_log LIMIT 5"`,
@@ -46,11 +59,20 @@ empty in CSV and null in JSON. Several arguments are joined with spaces.`,
 			if asCSV && g.json {
 				return &usageError{errors.New("--csv and --json: choose one")}
 			}
+			limit, err := parseDuration("--timeout", timeout)
+			if err != nil {
+				return err
+			}
+			if limit == 0 {
+				return &usageError{fmt.Errorf("--timeout %q: want a positive duration such as 30s or 5m", timeout)}
+			}
 			home, err := g.homeDir()
 			if err != nil {
 				return err
 			}
-			st, err := jobstore.Open(cmd.Context(), jobstore.Options{Path: filepath.Join(home, "bgcmd.db"), ReadOnly: true})
+			ctx, cancel := context.WithTimeout(cmd.Context(), limit)
+			defer cancel()
+			st, err := jobstore.Open(ctx, jobstore.Options{Path: filepath.Join(home, "bgcmd.db"), ReadOnly: true})
 			if err != nil {
 				return err
 			}
@@ -63,9 +85,9 @@ empty in CSV and null in JSON. Several arguments are joined with spaces.`,
 			case g.json:
 				w = &jsonLinesWriter{w: out}
 			default:
-				w = &tableWriter{w: out, style: styleFor(out), width: termWidth(out)}
+				w = &tableWriter{w: out, errw: cmd.ErrOrStderr(), style: styleFor(out), width: termWidth(out)}
 			}
-			err = st.Query(cmd.Context(), strings.Join(args, " "),
+			err = st.Query(ctx, strings.Join(args, " "),
 				func(cols []string) error { return wrapWrite(w.columns(cols)) },
 				func(r jobstore.QueryRow) error { return wrapWrite(w.row(r)) })
 			if err == nil {
@@ -75,15 +97,19 @@ empty in CSV and null in JSON. Several arguments are joined with spaces.`,
 			switch {
 			case err == nil || errors.As(err, &we):
 				return err
-			case strings.Contains(err.Error(), "readonly"):
+			case errors.Is(err, jobstore.ErrQueryWrites):
 				return &usageError{fmt.Errorf("sql is read-only: SQLite refused the write (%w)", err)}
 			case cmd.Context().Err() != nil:
 				return err
+			case errors.Is(ctx.Err(), context.DeadlineExceeded):
+				return fmt.Errorf("sql: the query ran past its time limit of %s and was interrupted; "+
+					"narrow it (WHERE, LIMIT) or raise --timeout", limit)
 			}
 			return &usageError{err}
 		},
 	}
 	cmd.Flags().BoolVar(&asCSV, "csv", false, "CSV with a header row")
+	cmd.Flags().StringVar(&timeout, "timeout", defaultSQLTimeout.String(), "interrupt the query after this long")
 	return cmd
 }
 
@@ -118,12 +144,27 @@ func sqlText(v any) (string, bool) {
 	return fmt.Sprint(v), true
 }
 
-// tableWriter buffers the rows and prints an aligned table.
+// Bounds of the aligned table, which must see every row it prints before
+// printing: CSV and JSON Lines stream instead.
+const (
+	// maxTableRows bounds the rows the table keeps; the rest are counted.
+	maxTableRows = 1000
+	// maxTableCell is the characters a cell keeps; the rest is cut.
+	maxTableCell = 4096
+	// maxTableBytes bounds the text the table keeps in all.
+	maxTableBytes = 8 << 20
+)
+
+// tableWriter buffers at most maxTableRows rows (maxTableBytes of text)
+// and prints an aligned table, then says on errw how many rows it cut.
 type tableWriter struct {
 	w     io.Writer
+	errw  io.Writer
 	style style
 	width int
 	t     table
+	kept  int
+	cut   int64
 }
 
 func (t *tableWriter) columns(cols []string) error {
@@ -132,6 +173,10 @@ func (t *tableWriter) columns(cols []string) error {
 }
 
 func (t *tableWriter) row(r jobstore.QueryRow) error {
+	if t.cut > 0 || len(t.t.rows) >= maxTableRows || t.kept >= maxTableBytes {
+		t.cut++
+		return nil
+	}
 	cells := make([]cell, len(r))
 	for i, v := range r {
 		s, ok := sqlText(v)
@@ -139,13 +184,38 @@ func (t *tableWriter) row(r jobstore.QueryRow) error {
 			cells[i] = cell{"NULL", sgrDim}
 			continue
 		}
-		cells[i] = cell{text: oneLine(s)}
+		cells[i] = cell{text: cutCell(oneLine(s))}
+		t.kept += len(cells[i].text)
 	}
 	t.t.add(cells...)
 	return nil
 }
 
-func (t *tableWriter) flush() error { return t.t.write(t.w, t.style, t.width) }
+func (t *tableWriter) flush() error {
+	if err := t.t.write(t.w, t.style, t.width); err != nil {
+		return err
+	}
+	if t.cut > 0 {
+		_, err := fmt.Fprintf(t.errw, "%d more row(s) cut from the table: add a LIMIT, or use --csv or --json, which stream every row\n", t.cut)
+		return err
+	}
+	return nil
+}
+
+// cutCell keeps the first maxTableCell characters of s, marking a cut.
+func cutCell(s string) string {
+	if len(s) <= maxTableCell {
+		return s
+	}
+	n := 0
+	for i := range s {
+		if n == maxTableCell {
+			return s[:i] + "…"
+		}
+		n++
+	}
+	return s
+}
 
 // csvWriter streams CSV.
 type csvWriter struct{ w *csv.Writer }
