@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"runtime/debug"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -24,7 +23,7 @@ const mcpInstructions = `bgcmd runs commands in the background under a strict po
 // that does not exist is answered as a tool error too, so a model can
 // correct itself.
 func newMCPServer(ts *agenttools.Toolset, log *slog.Logger) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "bgcmd", Title: "bgcmd background commands", Version: buildVersion()},
+	s := mcp.NewServer(&mcp.Implementation{Name: "bgcmd", Title: "bgcmd background commands", Version: readVersion().Version},
 		&mcp.ServerOptions{Logger: log, Instructions: mcpInstructions})
 	handle := mcpHandler(ts, log)
 	known := map[string]bool{}
@@ -79,10 +78,3 @@ func mcpHandler(ts *agenttools.Toolset, log *slog.Logger) mcp.ToolHandler {
 	}
 }
 
-// buildVersion is the module version bgcmd was built from, or "devel".
-func buildVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "devel"
-}
