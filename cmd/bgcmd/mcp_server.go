@@ -77,4 +77,3 @@ func mcpHandler(ts *agenttools.Toolset, log *slog.Logger) mcp.ToolHandler {
 		}, nil
 	}
 }
-
