@@ -7,6 +7,9 @@ import "context"
 // value, or a path that is not a file in the revision, is an *ArgError and
 // starts no job.
 func (t *Toolset) Blame(ctx context.Context, a BlameArgs) (*Result, error) {
+	if err := t.confine(ctx); err != nil {
+		return nil, err
+	}
 	args, err := t.blameArgs(ctx, a)
 	if err != nil {
 		return nil, err

@@ -11,6 +11,9 @@ import (
 // or with a.Context lines of context. It never writes the index. A refused or
 // unknown value is an *ArgError and starts no job.
 func (t *Toolset) Diff(ctx context.Context, a DiffArgs) (*Result, error) {
+	if err := t.confine(ctx); err != nil {
+		return nil, err
+	}
 	args, err := t.diffArgs(ctx, a)
 	if err != nil {
 		return nil, err
@@ -67,6 +70,11 @@ func (t *Toolset) diffArgs(ctx context.Context, a DiffArgs) ([]string, error) {
 	}
 	if a.Staged {
 		args = append(args, "--cached")
+	} else if len(revs) < 2 {
+		// Against the work tree, git would read each submodule's HEAD
+		// through its .git file, which may point anywhere: submodules are
+		// left out of work-tree diffs.
+		args = append(args, "--ignore-submodules=all")
 	}
 	args = append(args, revs...)
 	args = append(args, "--")

@@ -56,3 +56,28 @@ func quote(v string) string {
 	}
 	return fmt.Sprintf("%q", v)
 }
+
+// ErrOutsideRepository is wrapped by the *OutsideError returned when a file
+// of the repository points git at something outside it.
+var ErrOutsideRepository = errors.New("points outside the repository")
+
+// OutsideError is a repository refused because one of its files would make
+// git read outside the repository: a .git file or symlink, a commondir, an
+// alternates entry, a configuration include or a symlink inside the git
+// directory. File is the absolute path of the file holding the pointer, What
+// the kind of pointer ("include.path", "alternates", ...) and Target where
+// it points, as written. No git process ran for the call that got it.
+type OutsideError struct {
+	File   string
+	What   string
+	Target string
+}
+
+// Error names the file, the pointer and how to recover.
+func (e *OutsideError) Error() string {
+	return fmt.Sprintf("%s: %s %s %s; the git tools read nothing outside the repository: remove that %s, or serve the repository it points to instead",
+		e.File, e.What, quote(e.Target), ErrOutsideRepository, e.What)
+}
+
+// Unwrap returns ErrOutsideRepository.
+func (e *OutsideError) Unwrap() error { return ErrOutsideRepository }

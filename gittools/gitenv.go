@@ -27,6 +27,13 @@ var globalArgs = []string{
 	"-c", "log.showSignature=false",
 	"-c", "submodule.recurse=false",
 	"-c", "blame.ignoreRevsFile=",
+	// Files a repository's configuration may name anywhere: the mailmap
+	// (the in-tree .mailmap, which git never follows as a symlink, still
+	// applies), the diff order file, the excludes file.
+	"-c", "mailmap.file=",
+	"-c", "mailmap.blob=",
+	"-c", "diff.orderFile=/dev/null",
+	"-c", "core.excludesFile=/dev/null",
 	// No transport: a partial clone must not fetch missing objects (and run
 	// ssh or a remote helper) to answer a read.
 	"-c", "protocol.allow=never",

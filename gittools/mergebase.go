@@ -11,6 +11,9 @@ import (
 // empty output, and the Result's Hint says so. A refused or unknown value is
 // an *ArgError and starts no job.
 func (t *Toolset) MergeBase(ctx context.Context, a MergeBaseArgs) (*Result, error) {
+	if err := t.confine(ctx); err != nil {
+		return nil, err
+	}
 	args, err := t.mergeBaseArgs(ctx, a)
 	if err != nil {
 		return nil, err

@@ -9,6 +9,9 @@ import "context"
 // value, or a path that does not exist in the revision, is an *ArgError and
 // starts no job.
 func (t *Toolset) Show(ctx context.Context, a ShowArgs) (*Result, error) {
+	if err := t.confine(ctx); err != nil {
+		return nil, err
+	}
 	args, err := t.showArgs(ctx, a)
 	if err != nil {
 		return nil, err

@@ -173,6 +173,15 @@ func topLevel(gitPath, repo string) (string, error) {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return "", fmt.Errorf("%w: %s is not a directory", ErrNotRepository, repo)
 	}
+	candidate, err := WorkTreeOf(dir)
+	if err != nil {
+		return "", err
+	}
+	// Before git reads anything: nothing the repository's files point at
+	// may be outside it.
+	if err := confineRoot(context.Background(), gitPath, candidate); err != nil {
+		return "", err
+	}
 	env := baseEnv(dir)
 	delete(env, "GIT_CEILING_DIRECTORIES") // repo may be below the top level
 	delete(env, "GIT_WORK_TREE")           // that is what is being found
@@ -195,6 +204,9 @@ func topLevel(gitPath, repo string) (string, error) {
 	}
 	if _, err := os.Lstat(filepath.Join(top, ".git")); errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("%w: %s: its work tree %s is set by core.worktree, not the directory holding .git", ErrNotRepository, repo, top)
+	}
+	if top != candidate {
+		return "", fmt.Errorf("%w: %s: git's work tree %s is not %s, the directory holding .git", ErrNotRepository, repo, top, candidate)
 	}
 	if !within(dir, top) {
 		return "", fmt.Errorf("%w: %s is outside its work tree %s (core.worktree?)", ErrNotRepository, repo, top)
