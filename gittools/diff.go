@@ -18,7 +18,7 @@ func (t *Toolset) Diff(ctx context.Context, a DiffArgs) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return t.run(ctx, ToolDiff, args, 0)
+	return t.run(ctx, ToolDiff, a.display(), args, 0)
 }
 
 // diffArgs checks a and returns the git diff arguments.
