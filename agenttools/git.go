@@ -119,6 +119,13 @@ func gitDef[A any](name, title, desc string, props []prop, fn func(context.Conte
 				return nil, &ToolError{Code: codeRepositoryRefused, Message: err.Error(),
 					Hint: "the repository itself is refused, not your arguments; no git tool can read it until the operator removes that pointer"}
 			}
+			var ae *gittools.ArgError
+			if errors.As(err, &ae) && len(ae.Try) > 0 {
+				worded := *ae
+				worded.Hint = strings.TrimPrefix(ae.Hint+" ("+tryWords(ae.Try)+")", " ")
+				worded.Try = nil
+				return nil, &worded
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -163,4 +170,13 @@ func gitHint(r *gittools.Result) string {
 		parts = append(parts, "stdout reached the byte cap and was cut there")
 	}
 	return strings.Join(parts, "; ")
+}
+
+// tryWords names the tool calls that help to recover, as a model calls them.
+func tryWords(try []gittools.Try) string {
+	parts := make([]string, len(try))
+	for i, t := range try {
+		parts[i] = t.Words(t.Tool, t.With)
+	}
+	return strings.Join(parts, ", ")
 }

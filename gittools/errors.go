@@ -25,6 +25,10 @@ type ArgError struct {
 	Value  string
 	Reason string
 	Hint   string
+	// Try names tool calls that help to recover, for each surface to word
+	// in its own terms ("git_log lists commits", "bgcmd git log lists
+	// commits"); Error words them as the agent tools do.
+	Try []Try
 	// Err is the underlying cause, when there is one (ErrUnknownRevision, a
 	// filesystem error); Unwrap returns it.
 	Err error
@@ -40,7 +44,33 @@ func (e *ArgError) Error() string {
 	if e.Hint != "" {
 		b.WriteString("; " + e.Hint)
 	}
+	if len(e.Try) > 0 {
+		parts := make([]string, len(e.Try))
+		for i, t := range e.Try {
+			parts[i] = t.Words(t.Tool, t.With)
+		}
+		b.WriteString(" (" + strings.Join(parts, ", ") + ")")
+	}
 	return b.String()
+}
+
+// Try is a tool call that helps to recover from an ArgError: Tool (an agent
+// tool name), optionally With one of its arguments (JSON name), and what it
+// Does ("lists commits").
+type Try struct {
+	Tool string `json:"tool"`
+	With string `json:"with,omitempty"`
+	Does string `json:"does"`
+}
+
+// Words renders t with the tool and argument named as given: Words(
+// "git_log", "path") is "git_log with path finds where it went".
+func (t Try) Words(tool, with string) string {
+	s := tool
+	if with != "" {
+		s += " with " + with
+	}
+	return s + " " + t.Does
 }
 
 // Unwrap returns the underlying cause, or nil.

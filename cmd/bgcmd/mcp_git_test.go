@@ -36,6 +36,9 @@ func TestMCPServesTheGitToolsWithRepo(t *testing.T) {
 	require.Contains(t, log.Output, "second commit")
 	require.Contains(t, log.Output, "first commit")
 	require.True(t, log.Status.Detached, "git runs under a detached supervisor too")
+	require.Contains(t, log.Hint, "command_output {task_id: "+log.JobID+", stream: stdout}", "the hint speaks the agent tools")
+	require.NotContains(t, log.Hint, "bgcmd output")
+	require.Equal(t, "git log --max-count 10", log.Display)
 
 	mb := mcpOK[agenttools.GitResult](s, "git_merge_base", map[string]any{"a": "HEAD", "b": first})
 	require.Equal(t, first, strings.TrimSpace(mb.Output))
@@ -45,6 +48,7 @@ func TestMCPServesTheGitToolsWithRepo(t *testing.T) {
 
 	te, text := s.fail("git_show", map[string]any{"rev": "no-such-branch"})
 	require.Equal(t, agenttools.CodeUnknownRevision, te.Code, text)
+	require.Contains(t, te.Hint, "git_log lists commits", "the recovery names the agent tool")
 	te, _ = s.fail("git_diff", map[string]any{"paths": "notes.txt"})
 	require.Equal(t, agenttools.CodeInvalidArguments, te.Code)
 
