@@ -114,7 +114,9 @@ func TestEachCallIsLabelledWithItsDisplay(t *testing.T) {
 		call func() (*gittools.Result, error)
 		want string
 	}{
-		{func() (*gittools.Result, error) { return ts.Log(ctx, gittools.LogArgs{MaxCount: 50, Author: "Bob Builder"}) },
+		{func() (*gittools.Result, error) {
+			return ts.Log(ctx, gittools.LogArgs{MaxCount: 50, Author: "Bob Builder"})
+		},
 			`git log --max-count 50 --author "Bob Builder"`},
 		{func() (*gittools.Result, error) { return ts.Show(ctx, gittools.ShowArgs{Rev: "v1", Stat: true}) },
 			"git show --rev v1 --stat"},
@@ -124,7 +126,9 @@ func TestEachCallIsLabelledWithItsDisplay(t *testing.T) {
 		{func() (*gittools.Result, error) {
 			return ts.Blame(ctx, gittools.BlameArgs{Path: "README.md", StartLine: 2, EndLine: 3})
 		}, "git blame --path README.md --start-line 2 --end-line 3"},
-		{func() (*gittools.Result, error) { return ts.MergeBase(ctx, gittools.MergeBaseArgs{A: "main", B: "feature"}) },
+		{func() (*gittools.Result, error) {
+			return ts.MergeBase(ctx, gittools.MergeBaseArgs{A: "main", B: "feature"})
+		},
 			"git merge-base --a main --b feature"},
 		{func() (*gittools.Result, error) { return ts.LsFiles(ctx, gittools.LsFilesArgs{Pattern: "*.go"}) },
 			`git ls-files --pattern "*.go"`},
