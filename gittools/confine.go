@@ -215,6 +215,11 @@ func includesIn(ctx context.Context, gitPath, root, cfg string, depth int) error
 	case !fi.Mode().IsRegular():
 		return fmt.Errorf("configuration file %s is not a regular file; replace it with one", cfg)
 	}
+	// A section name is never escaped or continued: a file without the word
+	// has no include, and git need not be asked.
+	if b, err := readBounded(cfg, maxInternalOutput); err == nil && !bytes.Contains(bytes.ToLower(b), []byte("include")) {
+		return nil
+	}
 	if depth > maxIncludeDepth {
 		return fmt.Errorf("%s: configuration includes nested deeper than %d; remove the include loop", cfg, maxIncludeDepth)
 	}

@@ -8,8 +8,10 @@ import (
 // Diff runs git diff for a: Base to Head, Base to the work tree, Base
 // (default HEAD) to the index when a.Staged, or the index to the work tree
 // when neither revision is set; optionally limited to paths, as a diffstat,
-// or with a.Context lines of context. It never writes the index. A refused or
-// unknown value is an *ArgError and starts no job.
+// or with a.Context lines of context. It never writes the index, and a diff
+// against the work tree leaves submodules out (their .git files may point
+// outside the repository). A refused or unknown value is an *ArgError and
+// starts no job; a repository that points outside itself, an *OutsideError.
 func (t *Toolset) Diff(ctx context.Context, a DiffArgs) (*Result, error) {
 	if err := t.confine(ctx); err != nil {
 		return nil, err

@@ -8,8 +8,8 @@ import (
 
 // MergeBase runs git merge-base for a: the best common ancestor of the
 // commits a.A and a.B. When they have none, git exits with status 1 and an
-// empty output, and the Result's Reason is ReasonNoCommonAncestor. A refused or unknown value is
-// an *ArgError and starts no job.
+// empty output, and the Result's Reason is ReasonNoCommonAncestor. A refused
+// or unknown value is an *ArgError and starts no job.
 func (t *Toolset) MergeBase(ctx context.Context, a MergeBaseArgs) (*Result, error) {
 	if err := t.confine(ctx); err != nil {
 		return nil, err

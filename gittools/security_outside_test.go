@@ -345,3 +345,17 @@ func ts(t *testing.T, dir string) string {
 	require.NoError(t, err)
 	return real
 }
+
+func TestPointersThatStayInsideAreServed(t *testing.T) {
+	t.Parallel()
+	repo := newHistoryRepo(t)
+	writeFile(t, repo.dir, ".git/extra.cfg", "[blame]\n\tshowEmail = true\n")
+	appendConfig(t, repo.dir, "[include]\n\tpath = extra.cfg\n[includeIf \"onbranch:main\"]\n\tpath = extra.cfg\n")
+	require.NoError(t, os.Symlink("extra.cfg", filepath.Join(repo.dir, ".git", "link.cfg")))
+	writeFile(t, repo.dir, ".git/objects/info/alternates", "# no alternates\n")
+	ts, _ := newToolset(t, repo.dir)
+	res, err := ts.Blame(context.Background(), gittools.BlameArgs{Path: "README.md"})
+	require.NoError(t, err)
+	requireExited0(t, res)
+	require.Contains(t, res.Output, "<alice@example.com>", "the include inside the repository applies")
+}

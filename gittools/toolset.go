@@ -55,7 +55,9 @@ type Options struct {
 }
 
 // Toolset is the six git tools over one repository. It is safe for
-// concurrent use; Close it when done.
+// concurrent use; Close it when done. Every tool call first checks that the
+// repository points nowhere outside itself and returns an *OutsideError,
+// starting nothing, when it does.
 type Toolset struct {
 	root    string
 	gitPath string
@@ -71,8 +73,9 @@ type Toolset struct {
 // the repository's top level as the sandbox root. It fails with an error
 // wrapping ErrNotRepository when opts.Repo is not inside a git work tree
 // (a bare repository, a plain directory, a work tree that core.worktree
-// moves elsewhere), and with a plain error when git cannot be found or the
-// runner cannot be made.
+// moves elsewhere), with an *OutsideError when a file of the repository
+// points outside it (checked before git reads the repository at all), and
+// with a plain error when git cannot be found or the runner cannot be made.
 func New(opts Options) (*Toolset, error) {
 	gitPath, err := findGit(opts.Git)
 	if err != nil {
