@@ -204,7 +204,8 @@ func alternatesIn(root, objDir string, depth int) error {
 
 // includesIn refuses an include.path or includeIf.*.path of the
 // configuration file cfg (and of the files it includes, to git's depth)
-// that is outside root. cfg is read by git with includes off.
+// that is outside root. cfg is an absolute path as git would open it,
+// symlinks unresolved; it is read by git with includes off.
 func includesIn(ctx context.Context, gitPath, root, cfg string, depth int) error {
 	fi, err := os.Stat(cfg)
 	switch {
@@ -234,6 +235,10 @@ func includesIn(ctx context.Context, gitPath, root, cfg string, depth int) error
 	if err != nil {
 		return fmt.Errorf("read the includes of %s: %w", cfg, err)
 	}
+	bases := []string{filepath.Dir(cfg)}
+	if real, err := resolve(cfg); err == nil && filepath.Dir(real) != bases[0] {
+		bases = append(bases, filepath.Dir(real))
+	}
 	for _, kv := range bytes.Split(out, []byte{0}) {
 		key, value, ok := strings.Cut(string(kv), "\n")
 		if !ok || value == "" {
@@ -242,11 +247,18 @@ func includesIn(ctx context.Context, gitPath, root, cfg string, depth int) error
 		if strings.HasPrefix(value, "~") || strings.HasPrefix(value, "%(prefix)") {
 			return &OutsideError{File: cfg, What: key, Target: value}
 		}
-		inc, err := inside(root, cfg, key, value, filepath.Dir(cfg))
-		if err != nil {
-			return err
+		// git takes a relative include from the directory of the file as
+		// it opened it; check that and the file's real directory.
+		for _, base := range bases {
+			if _, err := inside(root, cfg, key, value, base); err != nil {
+				return err
+			}
 		}
-		if err := includesIn(ctx, gitPath, root, inc, depth+1); err != nil {
+		next := value
+		if !filepath.IsAbs(next) {
+			next = bases[0] + string(filepath.Separator) + value
+		}
+		if err := includesIn(ctx, gitPath, root, next, depth+1); err != nil {
 			return err
 		}
 	}
@@ -259,7 +271,9 @@ func includesIn(ctx context.Context, gitPath, root, cfg string, depth int) error
 func inside(root, file, what, target, base string) (string, error) {
 	abs := target
 	if !filepath.IsAbs(abs) {
-		abs = filepath.Join(base, target)
+		// Not filepath.Join: its lexical ".." would skip a symlink that
+		// the kernel (and git) follow first.
+		abs = base + string(filepath.Separator) + target
 	}
 	resolved, err := resolve(abs)
 	if err != nil || !within(resolved, root) {

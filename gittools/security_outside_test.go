@@ -130,6 +130,13 @@ func TestSecurityAConfigIncludeOutsideIsRefused(t *testing.T) {
 			appendConfig(t, dir, fmt.Sprintf("[include]\n\tpath = %s\n", rel))
 			return filepath.Join(".git", "config")
 		}},
+		{"a relative include through a work-tree symlink, taken lexically inside", func(t *testing.T, dir string) string {
+			// root/.git/../lnk/.. is / for the kernel and git, root for
+			// filepath.Join.
+			require.NoError(t, os.Symlink("/", filepath.Join(dir, "lnk")))
+			appendConfig(t, dir, fmt.Sprintf("[include]\n\tpath = ../lnk/..%s\n", outsideCfg))
+			return filepath.Join(".git", "config")
+		}},
 		{"includeIf gitdir", func(t *testing.T, dir string) string {
 			appendConfig(t, dir, fmt.Sprintf("[includeIf \"gitdir:/\"]\n\tpath = %s\n", outsideCfg))
 			return filepath.Join(".git", "config")
