@@ -169,11 +169,11 @@ func noSymlinkOut(root, dir string) error {
 func alternatesIn(root, objDir string, depth int) error {
 	file := filepath.Join(objDir, "info", "alternates")
 	b, err := readBounded(file, maxAlternatesFile)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrInvalid) {
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("read %s: %w", file, err)
+		return fmt.Errorf("read %s: %w; replace it with a regular file or remove it", file, err)
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		entry := strings.TrimRight(line, "\r")
@@ -185,9 +185,17 @@ func alternatesIn(root, objDir string, depth int) error {
 				entry = u
 			}
 		}
-		alt, err := inside(root, file, "alternates", entry, objDir)
-		if err != nil {
+		if _, err := inside(root, file, "alternates", entry, objDir); err != nil {
 			return err
+		}
+		// git reads the entry from the object directory's real path, with
+		// its ".." taken lexically.
+		alt := entry
+		if !filepath.IsAbs(alt) {
+			alt = objDir + string(filepath.Separator) + entry
+		}
+		if alt, err = resolve(filepath.Clean(alt)); err != nil {
+			return &OutsideError{File: file, What: "alternates", Target: entry}
 		}
 		if depth+1 >= maxAlternateDepth {
 			continue // git stops here too
@@ -266,8 +274,9 @@ func includesIn(ctx context.Context, gitPath, root, cfg string, depth int) error
 }
 
 // inside resolves target (relative to base unless absolute) with every
-// symlink followed and returns it when it is inside root; otherwise it is an
-// *OutsideError naming file, what and target.
+// symlink followed, as the kernel walks it, and returns it when it is
+// inside root, and so is the path read with its ".." taken lexically first;
+// otherwise it is an *OutsideError naming file, what and target.
 func inside(root, file, what, target, base string) (string, error) {
 	abs := target
 	if !filepath.IsAbs(abs) {
@@ -277,6 +286,11 @@ func inside(root, file, what, target, base string) (string, error) {
 	}
 	resolved, err := resolve(abs)
 	if err != nil || !within(resolved, root) {
+		return "", &OutsideError{File: file, What: what, Target: target}
+	}
+	// git normalises some pointers lexically first (alternates): that
+	// reading must stay inside too.
+	if lexical, err := resolve(filepath.Clean(abs)); err != nil || !within(lexical, root) {
 		return "", &OutsideError{File: file, What: what, Target: target}
 	}
 	return resolved, nil
