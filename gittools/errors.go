@@ -105,8 +105,19 @@ type OutsideError struct {
 
 // Error names the file, the pointer and how to recover.
 func (e *OutsideError) Error() string {
-	return fmt.Sprintf("%s: %s %s %s; the git tools read nothing outside the repository: remove that %s, or serve the repository it points to instead",
-		e.File, e.What, quote(e.Target), ErrOutsideRepository, e.What)
+	var fix string
+	switch {
+	case e.What == "gitdir" || e.What == "commondir":
+		fix = "a linked work tree or a submodule is served through its main repository's work tree, if that holds it; or clone it on its own"
+	case e.What == "alternates":
+		fix = "remove that line (git repack -a first copies the objects it lends into the repository)"
+	case e.What == "symlink":
+		fix = "replace the symlink with the file or directory itself, or remove it"
+	default: // a configuration include
+		fix = "remove that include, or copy what it sets into the repository's own configuration"
+	}
+	return fmt.Sprintf("%s: %s %s %s, and the git tools read nothing outside the repository; %s",
+		e.File, e.What, quote(e.Target), ErrOutsideRepository, fix)
 }
 
 // Unwrap returns ErrOutsideRepository.

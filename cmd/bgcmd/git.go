@@ -224,12 +224,13 @@ files are printed; the job's output (bgcmd output ID) lists them all.`,
 // supervised detached, in the session), runs call and reports its result.
 // Without repo it serves the work tree holding the current directory.
 func (g *globals) runGitTool(cmd *cobra.Command, repo string, call gitCall) error {
+	what := "--repo " + repo
 	if repo == "" {
 		top, err := gittools.WorkTreeOf(".")
 		if err != nil {
 			return &usageError{fmt.Errorf("no --repo, and %s; pass --repo DIR or run bgcmd git inside a git work tree", oneLine(err.Error()))}
 		}
-		repo = top
+		repo, what = top, "the work tree "+top
 	}
 	ctx, stop := interruptible(cmd.Context())
 	defer stop()
@@ -254,13 +255,13 @@ func (g *globals) runGitTool(cmd *cobra.Command, repo string, call gitCall) erro
 		Runner: runner.Options{Store: store, Home: home, Detached: true, Binary: bin,
 			Session: session},
 	})
-	if err != nil {
-		switch {
-		case errors.Is(err, gittools.ErrNotRepository):
-			return &usageError{fmt.Errorf("--repo %s: %s; pass a directory inside a git work tree", repo, oneLine(err.Error()))}
-		case errors.Is(err, gittools.ErrOutsideRepository):
-			return &usageError{fmt.Errorf("--repo %s: refused: %s", repo, oneLine(err.Error()))}
-		}
+	var oe *gittools.OutsideError
+	switch {
+	case errors.As(err, &oe):
+		return &usageError{fmt.Errorf("%s is refused: %s", what, oneLine(oe.Error()))}
+	case errors.Is(err, gittools.ErrNotRepository):
+		return &usageError{fmt.Errorf("%s: %s; pass a directory inside a git work tree", what, oneLine(err.Error()))}
+	case err != nil:
 		return err
 	}
 	defer ts.Close()
