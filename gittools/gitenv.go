@@ -57,9 +57,12 @@ var diffArgs = []string{
 // per-repository overrides of gitEnv. It is built for a repository root.
 func baseEnv(root string) map[string]string {
 	return map[string]string{
-		"GIT_CONFIG_NOSYSTEM":    "1",
-		"GIT_CONFIG_GLOBAL":      "/dev/null",
-		"HOME":                   "",
+		"GIT_CONFIG_NOSYSTEM": "1",
+		"GIT_CONFIG_GLOBAL":   "/dev/null",
+		"HOME":                "",
+		// git's XDG files (attributes, ignore, config) fall under a path
+		// that cannot be a directory.
+		"XDG_CONFIG_HOME":        "/dev/null",
 		"GIT_TERMINAL_PROMPT":    "0",
 		"GIT_OPTIONAL_LOCKS":     "0",
 		"GIT_NO_REPLACE_OBJECTS": "1",
