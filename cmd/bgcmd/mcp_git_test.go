@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -66,4 +67,20 @@ func TestMCPRefusesARepoThatIsNotOne(t *testing.T) {
 	require.ErrorAs(t, err, &ee)
 	require.Equal(t, exitUsage, ee.ExitCode())
 	require.Contains(t, string(out), "not a git work tree")
+}
+
+func TestSecurityMCPGitToolsRefuseARepositoryThatPointsOutside(t *testing.T) {
+	t.Parallel()
+	repo, _, _ := testkit.GitRepo(t)
+	other, _, _ := testkit.GitRepo(t)
+	s := newMCPEnv(t).start(t, "--repo", repo)
+	alt := filepath.Join(repo, ".git", "objects", "info", "alternates")
+	require.NoError(t, os.WriteFile(alt, []byte(filepath.Join(other, ".git", "objects")+"\n"), 0o644))
+
+	te, text := s.fail("git_log", map[string]any{"max_count": 1})
+	require.Equal(t, "repository_refused", te.Code, text)
+	require.Contains(t, te.Message, alt, "the message names the file")
+	require.Contains(t, te.Hint, "operator")
+	l := mcpOK[agenttools.List](s, "command_list", nil)
+	require.Empty(t, l.Commands, "no git job ran")
 }
