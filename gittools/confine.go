@@ -107,7 +107,7 @@ func gitDirOf(root string) (string, error) {
 	path := dotGit
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		target, _ := os.Readlink(dotGit)
-		if path, err = inside(root, dotGit, "symlink", target, dotGit); err != nil {
+		if path, err = inside(root, dotGit, "symlink", target, root); err != nil {
 			return "", err
 		}
 		if fi, err = os.Stat(path); err != nil {

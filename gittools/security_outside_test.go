@@ -356,6 +356,8 @@ func ts(t *testing.T, dir string) string {
 func TestPointersThatStayInsideAreServed(t *testing.T) {
 	t.Parallel()
 	repo := newHistoryRepo(t)
+	require.NoError(t, os.Rename(filepath.Join(repo.dir, ".git"), filepath.Join(repo.dir, ".realgit")))
+	require.NoError(t, os.Symlink(".realgit", filepath.Join(repo.dir, ".git")))
 	writeFile(t, repo.dir, ".git/extra.cfg", "[blame]\n\tshowEmail = true\n")
 	appendConfig(t, repo.dir, "[include]\n\tpath = extra.cfg\n[includeIf \"onbranch:main\"]\n\tpath = extra.cfg\n")
 	require.NoError(t, os.Symlink("extra.cfg", filepath.Join(repo.dir, ".git", "link.cfg")))
