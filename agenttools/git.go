@@ -3,7 +3,9 @@ package agenttools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/bgcmd/bgcmd/gittools"
 )
@@ -112,10 +114,69 @@ func gitDef[A any](name, title, desc string, props []prop, fn func(context.Conte
 				return nil, err
 			}
 			res, err := fn(ctx, a)
+			var oe *gittools.OutsideError
+			if errors.As(err, &oe) {
+				return nil, &ToolError{Code: codeRepositoryRefused, Message: err.Error(),
+					Hint: "the repository itself is refused, not your arguments; no git tool can read it until the operator removes that pointer"}
+			}
+			var ae *gittools.ArgError
+			if errors.As(err, &ae) && len(ae.Try) > 0 {
+				worded := *ae
+				worded.Hint = strings.TrimPrefix(ae.Hint+" ("+tryWords(ae.Try)+")", " ")
+				worded.Try = nil
+				return nil, &worded
+			}
 			if err != nil {
 				return nil, err
 			}
+			res.Hint = gitHint(res)
 			return &GitResult{Result: res}, nil
 		},
 	}
+}
+
+// codeRepositoryRefused: a file of the served repository points git outside
+// it (gittools.OutsideError).
+const codeRepositoryRefused = "repository_refused"
+
+// gitHint words a git result's hint for a model, from its fields.
+func gitHint(r *gittools.Result) string {
+	id, st := r.JobID, r.Status
+	if r.Reason == gittools.ReasonRunning {
+		return fmt.Sprintf("git is still running: command_wait {task_id: %s}, then command_output {task_id: %s, stream: stdout}", id, id)
+	}
+	parts := []string{fmt.Sprintf("full output: command_output {task_id: %s, stream: stdout}", id)}
+	switch r.Reason {
+	case gittools.ReasonNoCommonAncestor:
+		parts = append([]string{"the two commits have no common ancestor"}, parts...)
+	case gittools.ReasonExitStatus:
+		code := -1
+		if st.ExitCode != nil {
+			code = *st.ExitCode
+		}
+		parts = append(parts, fmt.Sprintf("git exited with status %d; its message: command_output {task_id: %s, stream: stderr}", code, id))
+	case gittools.ReasonNotFinished:
+		msg := string(st.State)
+		if st.Error != "" {
+			msg += ": " + st.Error
+		}
+		parts = append(parts, fmt.Sprintf("git did not finish normally (%s)", msg))
+	default:
+		if st.Stderr.Bytes > 0 {
+			parts = append(parts, fmt.Sprintf("git also wrote to stderr: command_output {task_id: %s, stream: stderr}", id))
+		}
+	}
+	if r.Capped {
+		parts = append(parts, "stdout reached the byte cap and was cut there")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// tryWords names the tool calls that help to recover, as a model calls them.
+func tryWords(try []gittools.Try) string {
+	parts := make([]string, len(try))
+	for i, t := range try {
+		parts[i] = t.Words(t.Tool, t.With)
+	}
+	return strings.Join(parts, ", ")
 }

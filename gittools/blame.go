@@ -7,11 +7,14 @@ import "context"
 // value, or a path that is not a file in the revision, is an *ArgError and
 // starts no job.
 func (t *Toolset) Blame(ctx context.Context, a BlameArgs) (*Result, error) {
+	if err := t.confine(ctx); err != nil {
+		return nil, err
+	}
 	args, err := t.blameArgs(ctx, a)
 	if err != nil {
 		return nil, err
 	}
-	return t.run(ctx, ToolBlame, args, 0)
+	return t.run(ctx, ToolBlame, a.display(), args, 0)
 }
 
 // blameArgs checks a and returns the git blame arguments. git blame on git

@@ -60,7 +60,8 @@ func TestBlame(t *testing.T) {
 		require.Equal(t, "exited", string(res.Status.State))
 		require.NotEqual(t, 0, *res.Status.ExitCode)
 		require.Contains(t, res.Output, "has only 4 lines")
-		require.Contains(t, res.Hint, "stream: stderr")
+		require.Equal(t, gittools.ReasonExitStatus, res.Reason)
+		require.Equal(t, "stderr", string(res.Stream), "Output is git's message")
 	})
 	t.Run("path is required and must be a file at the revision", func(t *testing.T) {
 		t.Parallel()

@@ -8,14 +8,19 @@ import (
 // Diff runs git diff for a: Base to Head, Base to the work tree, Base
 // (default HEAD) to the index when a.Staged, or the index to the work tree
 // when neither revision is set; optionally limited to paths, as a diffstat,
-// or with a.Context lines of context. It never writes the index. A refused or
-// unknown value is an *ArgError and starts no job.
+// or with a.Context lines of context. It never writes the index, and a diff
+// against the work tree leaves submodules out (their .git files may point
+// outside the repository). A refused or unknown value is an *ArgError and
+// starts no job; a repository that points outside itself, an *OutsideError.
 func (t *Toolset) Diff(ctx context.Context, a DiffArgs) (*Result, error) {
+	if err := t.confine(ctx); err != nil {
+		return nil, err
+	}
 	args, err := t.diffArgs(ctx, a)
 	if err != nil {
 		return nil, err
 	}
-	return t.run(ctx, ToolDiff, args, 0)
+	return t.run(ctx, ToolDiff, a.display(), args, 0)
 }
 
 // diffArgs checks a and returns the git diff arguments.
@@ -67,6 +72,11 @@ func (t *Toolset) diffArgs(ctx context.Context, a DiffArgs) ([]string, error) {
 	}
 	if a.Staged {
 		args = append(args, "--cached")
+	} else if len(revs) < 2 {
+		// Against the work tree, git would read each submodule's HEAD
+		// through its .git file, which may point anywhere: submodules are
+		// left out of work-tree diffs.
+		args = append(args, "--ignore-submodules=all")
 	}
 	args = append(args, revs...)
 	args = append(args, "--")

@@ -27,6 +27,19 @@
 // signature verification, submodule recursion, transport protocols and the
 // index refresh that git diff would otherwise write back.
 //
+// Nothing outside the repository is read. The mailmap file and blob a
+// configuration names, the diff order file and the excludes file are
+// switched off on the command line, and work-tree diffs do not enter
+// submodules (whose .git files may point anywhere). What the command line
+// cannot switch off is checked before every call, before any git process
+// runs: the .git entry (a symlink, or a file's gitdir), commondir, every
+// symlink inside the git directory, objects/info/alternates and every
+// configuration include must stay inside the work tree, or the call is an
+// *OutsideError naming the file (ErrOutsideRepository).
+//
+// A Result carries facts (Reason, Stream, Truncated, Capped, Display), not
+// prose: each surface words its own hint from them.
+//
 // The tools run through bgcmd's runner under a private policy that allows
 // exactly one executable (git, by absolute path) with the repository root
 // as the sandbox, so registering them widens nothing else. Each call starts

@@ -25,6 +25,10 @@ type ArgError struct {
 	Value  string
 	Reason string
 	Hint   string
+	// Try names tool calls that help to recover, for each surface to word
+	// in its own terms ("git_log lists commits", "bgcmd git log lists
+	// commits"); Error words them as the agent tools do.
+	Try []Try
 	// Err is the underlying cause, when there is one (ErrUnknownRevision, a
 	// filesystem error); Unwrap returns it.
 	Err error
@@ -40,7 +44,33 @@ func (e *ArgError) Error() string {
 	if e.Hint != "" {
 		b.WriteString("; " + e.Hint)
 	}
+	if len(e.Try) > 0 {
+		parts := make([]string, len(e.Try))
+		for i, t := range e.Try {
+			parts[i] = t.Words(t.Tool, t.With)
+		}
+		b.WriteString(" (" + strings.Join(parts, ", ") + ")")
+	}
 	return b.String()
+}
+
+// Try is a tool call that helps to recover from an ArgError: Tool (an agent
+// tool name), optionally With one of its arguments (JSON name), and what it
+// Does ("lists commits").
+type Try struct {
+	Tool string `json:"tool"`
+	With string `json:"with,omitempty"`
+	Does string `json:"does"`
+}
+
+// Words renders t with the tool and argument named as given: Words(
+// "git_log", "path") is "git_log with path finds where it went".
+func (t Try) Words(tool, with string) string {
+	s := tool
+	if with != "" {
+		s += " with " + with
+	}
+	return s + " " + t.Does
 }
 
 // Unwrap returns the underlying cause, or nil.
@@ -56,3 +86,39 @@ func quote(v string) string {
 	}
 	return fmt.Sprintf("%q", v)
 }
+
+// ErrOutsideRepository is wrapped by the *OutsideError returned when a file
+// of the repository points git at something outside it.
+var ErrOutsideRepository = errors.New("points outside the repository")
+
+// OutsideError is a repository refused because one of its files would make
+// git read outside the repository: a .git file or symlink, a commondir, an
+// alternates entry, a configuration include or a symlink inside the git
+// directory. File is the absolute path of the file holding the pointer, What
+// the kind of pointer ("include.path", "alternates", ...) and Target where
+// it points, as written. No git process ran for the call that got it.
+type OutsideError struct {
+	File   string
+	What   string
+	Target string
+}
+
+// Error names the file, the pointer and how to recover.
+func (e *OutsideError) Error() string {
+	var fix string
+	switch {
+	case e.What == "gitdir" || e.What == "commondir":
+		fix = "a linked work tree or a submodule is served through its main repository's work tree, if that holds it; or clone it on its own"
+	case e.What == "alternates":
+		fix = "remove that line (git repack -a first copies the objects it lends into the repository)"
+	case e.What == "symlink":
+		fix = "replace the symlink with the file or directory itself, or remove it"
+	default: // a configuration include
+		fix = "remove that include, or copy what it sets into the repository's own configuration"
+	}
+	return fmt.Sprintf("%s: %s %s %s, and the git tools read nothing outside the repository; %s",
+		e.File, e.What, quote(e.Target), ErrOutsideRepository, fix)
+}
+
+// Unwrap returns ErrOutsideRepository.
+func (e *OutsideError) Unwrap() error { return ErrOutsideRepository }

@@ -27,6 +27,13 @@ var globalArgs = []string{
 	"-c", "log.showSignature=false",
 	"-c", "submodule.recurse=false",
 	"-c", "blame.ignoreRevsFile=",
+	// Files a repository's configuration may name anywhere: the mailmap
+	// (the in-tree .mailmap, which git never follows as a symlink, still
+	// applies), the diff order file, the excludes file.
+	"-c", "mailmap.file=",
+	"-c", "mailmap.blob=",
+	"-c", "diff.orderFile=/dev/null",
+	"-c", "core.excludesFile=/dev/null",
 	// No transport: a partial clone must not fetch missing objects (and run
 	// ssh or a remote helper) to answer a read.
 	"-c", "protocol.allow=never",
@@ -50,9 +57,12 @@ var diffArgs = []string{
 // per-repository overrides of gitEnv. It is built for a repository root.
 func baseEnv(root string) map[string]string {
 	return map[string]string{
-		"GIT_CONFIG_NOSYSTEM":    "1",
-		"GIT_CONFIG_GLOBAL":      "/dev/null",
-		"HOME":                   "",
+		"GIT_CONFIG_NOSYSTEM": "1",
+		"GIT_CONFIG_GLOBAL":   "/dev/null",
+		"HOME":                "",
+		// git's XDG files (attributes, ignore, config) fall under a path
+		// that cannot be a directory.
+		"XDG_CONFIG_HOME":        "/dev/null",
 		"GIT_TERMINAL_PROMPT":    "0",
 		"GIT_OPTIONAL_LOCKS":     "0",
 		"GIT_NO_REPLACE_OBJECTS": "1",

@@ -16,11 +16,14 @@ const logFormat = "--format=tformat:%H %as %an: %s%d"
 // across renames when it is not a directory), a date range and an author.
 // A refused or unknown value is an *ArgError and starts no job.
 func (t *Toolset) Log(ctx context.Context, a LogArgs) (*Result, error) {
+	if err := t.confine(ctx); err != nil {
+		return nil, err
+	}
 	args, err := t.logArgs(ctx, a)
 	if err != nil {
 		return nil, err
 	}
-	return t.run(ctx, ToolLog, args, 0)
+	return t.run(ctx, ToolLog, a.display(), args, 0)
 }
 
 // logArgs checks a and returns the git log arguments.

@@ -39,8 +39,11 @@ func TestLog(t *testing.T) {
 		require.False(t, res.Truncated)
 		require.Equal(t, "git_log", res.Tool)
 		require.Equal(t, ts.Git(), res.Argv[0])
-		require.Equal(t, "git_log", res.Status.Labels["tool"])
-		require.Contains(t, res.Hint, "command_output {task_id: "+res.JobID+", stream: stdout}")
+		require.Equal(t, map[string]string{"kind": "git", "tool": "git_log", "display": "git log"}, res.Status.Labels)
+		require.Equal(t, "git log", res.Display)
+		require.Empty(t, res.Reason, "a plain success")
+		require.Equal(t, "stdout", string(res.Stream))
+		require.Empty(t, res.Hint, "gittools words no hint: each surface does")
 		require.NotContains(t, res.Output, "\x1b[", "no colour")
 	})
 	t.Run("max_count bounds the commits", func(t *testing.T) {

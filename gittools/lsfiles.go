@@ -10,11 +10,14 @@ import (
 // job's output holds the whole listing. A refused value is an *ArgError and
 // starts no job.
 func (t *Toolset) LsFiles(ctx context.Context, a LsFilesArgs) (*Result, error) {
+	if err := t.confine(ctx); err != nil {
+		return nil, err
+	}
 	args, n, err := t.lsFilesArgs(a)
 	if err != nil {
 		return nil, err
 	}
-	return t.run(ctx, ToolLsFiles, args, n)
+	return t.run(ctx, ToolLsFiles, a.display(), args, n)
 }
 
 // lsFilesArgs checks a and returns the git ls-files arguments and the

@@ -58,7 +58,8 @@ func TestLsFiles(t *testing.T) {
 		require.Equal(t, "README.md\nimg.bin\n", res.Output)
 		require.True(t, res.Truncated)
 		require.EqualValues(t, len(allFiles), res.Status.Stdout.Bytes)
-		require.Contains(t, res.Hint, "command_output {task_id: "+res.JobID)
+		require.Equal(t, "stdout", string(res.Stream))
+		require.Equal(t, "git ls-files --max-count 2", res.Display)
 	})
 	t.Run("max_count out of range is refused", func(t *testing.T) {
 		t.Parallel()

@@ -8,19 +8,22 @@ import (
 
 // MergeBase runs git merge-base for a: the best common ancestor of the
 // commits a.A and a.B. When they have none, git exits with status 1 and an
-// empty output, and the Result's Hint says so. A refused or unknown value is
-// an *ArgError and starts no job.
+// empty output, and the Result's Reason is ReasonNoCommonAncestor. A refused
+// or unknown value is an *ArgError and starts no job.
 func (t *Toolset) MergeBase(ctx context.Context, a MergeBaseArgs) (*Result, error) {
+	if err := t.confine(ctx); err != nil {
+		return nil, err
+	}
 	args, err := t.mergeBaseArgs(ctx, a)
 	if err != nil {
 		return nil, err
 	}
-	res, err := t.run(ctx, ToolMergeBase, args, 0)
+	res, err := t.run(ctx, ToolMergeBase, a.display(), args, 0)
 	if err != nil {
 		return nil, err
 	}
 	if st := res.Status; st.State == bgcmd.StateExited && st.ExitCode != nil && *st.ExitCode == 1 && st.Stdout.Bytes == 0 {
-		res.Hint = "the two commits have no common ancestor; " + res.Hint
+		res.Reason = ReasonNoCommonAncestor
 	}
 	return res, nil
 }

@@ -30,13 +30,13 @@ func TestMergeBase(t *testing.T) {
 		requireExited0(t, res)
 		require.Equal(t, repo.f1+"\n", res.Output)
 	})
-	t.Run("unrelated histories have none, and the hint says so", func(t *testing.T) {
+	t.Run("unrelated histories have none, and the reason says so", func(t *testing.T) {
 		t.Parallel()
 		res, err := ts.MergeBase(ctx, gittools.MergeBaseArgs{A: "main", B: "orphan"})
 		require.NoError(t, err)
 		require.Equal(t, 1, *res.Status.ExitCode)
 		require.Empty(t, res.Output)
-		require.Contains(t, res.Hint, "no common ancestor")
+		require.Equal(t, gittools.ReasonNoCommonAncestor, res.Reason)
 	})
 	t.Run("both revisions are required and verified", func(t *testing.T) {
 		t.Parallel()

@@ -61,7 +61,8 @@ func TestACallThatOutlastsMaxWaitReturnsTheRunningJob(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "running", string(res.Status.State))
 	require.Empty(t, res.Output)
-	require.Contains(t, res.Hint, "command_wait {task_id: "+res.JobID+"}")
+	require.Equal(t, gittools.ReasonRunning, res.Reason)
+	require.Empty(t, res.Stream, "no output yet")
 
 	require.NoError(t, os.WriteFile(gate, nil, 0o644))
 	st, err := ts.Runner().Await(ctx, res.JobID, time.Minute)
@@ -78,7 +79,7 @@ func TestAGitThatRunsPastTheTimeoutIsStopped(t *testing.T) {
 	res, err := ts.LsFiles(context.Background(), gittools.LsFilesArgs{})
 	require.NoError(t, err)
 	require.Equal(t, "timeout", string(res.Status.State))
-	require.Contains(t, res.Hint, "did not finish normally (timeout")
+	require.Equal(t, gittools.ReasonNotFinished, res.Reason)
 }
 
 func TestLongOutputIsPreviewedFromItsStartAtALineEnd(t *testing.T) {
@@ -99,5 +100,47 @@ func TestLongOutputIsPreviewedFromItsStartAtALineEnd(t *testing.T) {
 	require.True(t, strings.HasSuffix(res.Output, "\n"))
 	require.LessOrEqual(t, len([]rune(res.Output)), 2000)
 	require.Greater(t, res.Status.Stdout.Bytes, int64(len(res.Output)))
-	require.Contains(t, res.Hint, "command_output {task_id: "+res.JobID+", stream: stdout}")
+	require.Equal(t, "stdout", string(res.Stream))
+	require.Empty(t, res.Reason)
+}
+
+func TestEachCallIsLabelledWithItsDisplay(t *testing.T) {
+	t.Parallel()
+	repo := newHistoryRepo(t)
+	ts, st := newToolset(t, repo.dir)
+	ctx := context.Background()
+	three := 3
+	for _, c := range []struct {
+		call func() (*gittools.Result, error)
+		want string
+	}{
+		{func() (*gittools.Result, error) {
+			return ts.Log(ctx, gittools.LogArgs{MaxCount: 50, Author: "Bob Builder"})
+		},
+			`git log --max-count 50 --author "Bob Builder"`},
+		{func() (*gittools.Result, error) { return ts.Show(ctx, gittools.ShowArgs{Rev: "v1", Stat: true}) },
+			"git show --rev v1 --stat"},
+		{func() (*gittools.Result, error) {
+			return ts.Diff(ctx, gittools.DiffArgs{Base: "HEAD~1", Paths: []string{"src", "README.md"}, Context: &three})
+		}, "git diff --base HEAD~1 --path src --path README.md --context 3"},
+		{func() (*gittools.Result, error) {
+			return ts.Blame(ctx, gittools.BlameArgs{Path: "README.md", StartLine: 2, EndLine: 3})
+		}, "git blame --path README.md --start-line 2 --end-line 3"},
+		{func() (*gittools.Result, error) {
+			return ts.MergeBase(ctx, gittools.MergeBaseArgs{A: "main", B: "feature"})
+		},
+			"git merge-base --a main --b feature"},
+		{func() (*gittools.Result, error) { return ts.LsFiles(ctx, gittools.LsFilesArgs{Pattern: "*.go"}) },
+			`git ls-files --pattern "*.go"`},
+	} {
+		res, err := c.call()
+		require.NoError(t, err)
+		requireExited0(t, res)
+		require.Equal(t, c.want, res.Display)
+		rec, err := st.Get(ctx, res.JobID)
+		require.NoError(t, err)
+		require.Equal(t, c.want, rec.Labels["display"])
+		require.Equal(t, "git", rec.Labels["kind"])
+		require.Equal(t, res.Tool, rec.Labels["tool"])
+	}
 }

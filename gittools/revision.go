@@ -29,7 +29,8 @@ func (t *Toolset) verify(ctx context.Context, c checker, field, rev, kind string
 	if !errors.Is(err, ErrUnknownRevision) {
 		return "", fmt.Errorf("%s: verify %s: %w", c.tool, field, err)
 	}
-	reason, hint := "is not a known revision", "pass a branch, tag or commit id that exists in the repository (git_log lists commits)"
+	reason, hint := "is not a known revision", "pass a branch, tag or commit id that exists in the repository"
+	try := []Try{{Tool: ToolLog, Does: "lists commits"}}
 	if kind == commitish {
 		reason = "does not name a commit"
 	}
@@ -37,9 +38,9 @@ func (t *Toolset) verify(ctx context.Context, c checker, field, rev, kind string
 		reason += detail
 	}
 	if strings.Contains(rev, ":") {
-		hint = "pass the revision and the path in separate fields"
+		hint, try = "pass the revision and the path in separate fields", nil
 	}
-	return "", &ArgError{Tool: c.tool, Field: field, Value: rev, Reason: reason, Hint: hint, Err: ErrUnknownRevision}
+	return "", &ArgError{Tool: c.tool, Field: field, Value: rev, Reason: reason, Hint: hint, Try: try, Err: ErrUnknownRevision}
 }
 
 // verifyPath resolves rel (a checked path relative to the root) inside the
@@ -61,7 +62,9 @@ func (t *Toolset) verifyPath(ctx context.Context, c checker, field, value, oid, 
 	if errors.Is(err, ErrUnknownRevision) {
 		return "", &ArgError{Tool: c.tool, Field: field, Value: value, Err: err,
 			Reason: "does not exist at revision " + oid,
-			Hint:   "pass a path that exists in that revision (git_ls_files lists the current files, git_log with path finds where it went)"}
+			Hint:   "pass a path that exists in that revision",
+			Try: []Try{{Tool: ToolLsFiles, Does: "lists the current files"},
+				{Tool: ToolLog, With: "path", Does: "finds where it went"}}}
 	}
 	if err != nil {
 		return "", fmt.Errorf("%s: verify %s: %w", c.tool, field, err)

@@ -9,11 +9,14 @@ import "context"
 // value, or a path that does not exist in the revision, is an *ArgError and
 // starts no job.
 func (t *Toolset) Show(ctx context.Context, a ShowArgs) (*Result, error) {
+	if err := t.confine(ctx); err != nil {
+		return nil, err
+	}
 	args, err := t.showArgs(ctx, a)
 	if err != nil {
 		return nil, err
 	}
-	return t.run(ctx, ToolShow, args, 0)
+	return t.run(ctx, ToolShow, a.display(), args, 0)
 }
 
 // showArgs checks a and returns the git show arguments.

@@ -55,7 +55,9 @@ type Options struct {
 }
 
 // Toolset is the six git tools over one repository. It is safe for
-// concurrent use; Close it when done.
+// concurrent use; Close it when done. Every tool call first checks that the
+// repository points nowhere outside itself and returns an *OutsideError,
+// starting nothing, when it does.
 type Toolset struct {
 	root    string
 	gitPath string
@@ -71,8 +73,9 @@ type Toolset struct {
 // the repository's top level as the sandbox root. It fails with an error
 // wrapping ErrNotRepository when opts.Repo is not inside a git work tree
 // (a bare repository, a plain directory, a work tree that core.worktree
-// moves elsewhere), and with a plain error when git cannot be found or the
-// runner cannot be made.
+// moves elsewhere), with an *OutsideError when a file of the repository
+// points outside it (checked before git reads the repository at all), and
+// with a plain error when git cannot be found or the runner cannot be made.
 func New(opts Options) (*Toolset, error) {
 	gitPath, err := findGit(opts.Git)
 	if err != nil {
@@ -175,6 +178,15 @@ func topLevel(gitPath, repo string) (string, error) {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return "", fmt.Errorf("%w: %s is not a directory", ErrNotRepository, repo)
 	}
+	candidate, err := WorkTreeOf(dir)
+	if err != nil {
+		return "", err
+	}
+	// Before git reads anything: nothing the repository's files point at
+	// may be outside it.
+	if err := confineRoot(context.Background(), gitPath, candidate); err != nil {
+		return "", err
+	}
 	env := baseEnv(dir)
 	delete(env, "GIT_CEILING_DIRECTORIES") // repo may be below the top level
 	delete(env, "GIT_WORK_TREE")           // that is what is being found
@@ -197,6 +209,9 @@ func topLevel(gitPath, repo string) (string, error) {
 	}
 	if _, err := os.Lstat(filepath.Join(top, ".git")); errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("%w: %s: its work tree %s is set by core.worktree, not the directory holding .git", ErrNotRepository, repo, top)
+	}
+	if top != candidate {
+		return "", fmt.Errorf("%w: %s: git's work tree %s is not %s, the directory holding .git", ErrNotRepository, repo, top, candidate)
 	}
 	if !within(dir, top) {
 		return "", fmt.Errorf("%w: %s is outside its work tree %s (core.worktree?)", ErrNotRepository, repo, top)

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,30 +32,33 @@ type gitCall func(ctx context.Context, t *gittools.Toolset) (*gittools.Result, e
 func newGitCmd(g *globals) *cobra.Command {
 	var repo string
 	cmd := &cobra.Command{
-		Use:   "git log|show|diff|blame|merge-base|ls-files --repo DIR [flags]",
+		Use:   "git log|show|diff|blame|merge-base|ls-files [--repo DIR] [flags]",
 		Short: "Read a git repository with the read-only git tools",
 		Long: `Run one of the six read-only git tools (the agent tools git_log, git_show,
 git_diff, git_blame, git_merge_base and git_ls_files) over the git work tree
-containing --repo DIR. Flags are the tools' arguments: max_count is
---max-count.
+containing --repo DIR (default: the one containing the current directory).
+Flags are the tools' arguments: max_count is --max-count.
 
 Every value is a value, never an option: one starting with "-" is refused.
 Revisions are anything git rev-parse understands (HEAD~2, a branch, a tag,
 a hash) and are verified before git runs. Paths are relative to the
 repository's top level (not the current directory), or absolute, and must
 stay inside it. No hook, pager, filter or external diff runs, and nothing
-is written to the repository.
+is written to the repository, and nothing outside it is read: a repository
+whose .git file, commondir, alternates, configuration includes or symlinks
+in .git point outside it is refused (exit 2), naming the file.
 
 git runs as a job in bgcmd's store (home and session as for every command),
-so its complete output is kept. Without --json the output is printed as git
-prints it, up to a bounded preview; when there is more, a last line on
-stderr names the job and the bgcmd output command that pages all of it.
-With --json the result is one object: tool, job_id, argv, status, output,
-truncated, hint.
+so its complete output is kept and bgcmd list shows it as the call (label
+display). Without --json the whole output is printed as git printed it
+(ls-files: --max-count files; when there are more, a last line on stderr
+names the bgcmd output command that lists them all). With --json the result
+is one object: tool, display, job_id, argv, status, reason, stream, output
+(a bounded preview), truncated, hint.
 
 Exit codes: 0 success, 1 git failed (its message on stderr) or a runtime
-error, 2 usage error (a refused value, an unknown revision, --repo missing
-or not a git work tree), 5 git still running after the wait (bgcmd wait
+error, 2 usage error (a refused value, an unknown revision, no git work tree,
+a repository that points outside itself), 5 git still running after the wait (bgcmd wait
 ID), 130 interrupted (git keeps running).`,
 		Example: `  bgcmd git log --repo . --max-count 5
   bgcmd git show --repo ~/src/app --rev v1.2.0 --stat
@@ -72,7 +75,7 @@ ID), 130 interrupted (git keeps running).`,
 			return &usageError{fmt.Errorf("name a git command: %s (bgcmd git --help)", want)}
 		},
 	}
-	cmd.PersistentFlags().StringVar(&repo, "repo", "", "a directory inside the git work tree to read (required)")
+	cmd.PersistentFlags().StringVar(&repo, "repo", "", "a directory inside the git work tree to read (default: the current directory's)")
 	cmd.AddCommand(newGitLogCmd(g, &repo), newGitShowCmd(g, &repo), newGitDiffCmd(g, &repo),
 		newGitBlameCmd(g, &repo), newGitMergeBaseCmd(g, &repo), newGitLsFilesCmd(g, &repo))
 	return cmd
@@ -93,7 +96,7 @@ func gitSubCmd(g *globals, repo *string, use, short, long string, call func(*cob
 
 func newGitLogCmd(g *globals, repo *string) *cobra.Command {
 	var a gittools.LogArgs
-	cmd := gitSubCmd(g, repo, "log --repo DIR [--ref REV] [--path P] [--max-count N] [--since D] [--until D] [--author TEXT]",
+	cmd := gitSubCmd(g, repo, "log [--repo DIR] [--ref REV] [--path P] [--max-count N] [--since D] [--until D] [--author TEXT]",
 		"List commits, newest first, one line each",
 		`List the commits reachable from --ref (default HEAD), newest first, one line
 each: full hash, author date, author, subject and decorations. --path keeps
@@ -116,7 +119,7 @@ or RFC 3339).`,
 
 func newGitShowCmd(g *globals, repo *string) *cobra.Command {
 	var a gittools.ShowArgs
-	cmd := gitSubCmd(g, repo, "show --repo DIR [--rev REV] [--path P] [--stat]",
+	cmd := gitSubCmd(g, repo, "show [--repo DIR] [--rev REV] [--path P] [--stat]",
 		"Show a commit, tag, tree or file",
 		`Show what --rev (default HEAD) names: a commit with its patch (its diffstat
 with --stat), a tag, a tree or a blob. With --path: the file, or the
@@ -137,7 +140,7 @@ func newGitDiffCmd(g *globals, repo *string) *cobra.Command {
 		a     gittools.DiffArgs
 		lines int
 	)
-	cmd := gitSubCmd(g, repo, "diff --repo DIR [--base REV [--head REV]] [--path P]... [--staged] [--stat] [--context N]",
+	cmd := gitSubCmd(g, repo, "diff [--repo DIR] [--base REV [--head REV]] [--path P]... [--staged] [--stat] [--context N]",
 		"Show changes between revisions, the index and the work tree",
 		`Show changes. --base and --head: from base to head. --base alone: from base
 to the work tree. --staged: from --base (default HEAD) to the index.
@@ -167,7 +170,7 @@ never written.`,
 
 func newGitBlameCmd(g *globals, repo *string) *cobra.Command {
 	var a gittools.BlameArgs
-	cmd := gitSubCmd(g, repo, "blame --repo DIR --path FILE [--rev REV] [--start-line N] [--end-line N]",
+	cmd := gitSubCmd(g, repo, "blame [--repo DIR] --path FILE [--rev REV] [--start-line N] [--end-line N]",
 		"Show who last changed each line of a file",
 		`Show who last changed each line of --path as of --rev (default HEAD;
 uncommitted changes are not blamed), optionally only the lines --start-line
@@ -185,7 +188,7 @@ to --end-line (from 1, inclusive; 0 means the first or the last line).`,
 
 func newGitMergeBaseCmd(g *globals, repo *string) *cobra.Command {
 	var a gittools.MergeBaseArgs
-	cmd := gitSubCmd(g, repo, "merge-base --repo DIR --a REV --b REV",
+	cmd := gitSubCmd(g, repo, "merge-base [--repo DIR] --a REV --b REV",
 		"Find the best common ancestor of two commits",
 		`Print the best common ancestor of the commits --a and --b, e.g. where a
 branch forked from main. Two commits with no common ancestor exit 1, as
@@ -201,7 +204,7 @@ git merge-base does.`,
 
 func newGitLsFilesCmd(g *globals, repo *string) *cobra.Command {
 	var a gittools.LsFilesArgs
-	cmd := gitSubCmd(g, repo, "ls-files --repo DIR [--path P] [--pattern GLOB] [--max-count N]",
+	cmd := gitSubCmd(g, repo, "ls-files [--repo DIR] [--path P] [--pattern GLOB] [--max-count N]",
 		"List the files in the index",
 		`List the tracked files (the index), optionally under --path and matching the
 glob --pattern ("*" within one directory level, "**" across levels),
@@ -219,9 +222,15 @@ files are printed; the job's output (bgcmd output ID) lists them all.`,
 
 // runGitTool opens a git toolset over repo (its jobs in the home's store,
 // supervised detached, in the session), runs call and reports its result.
+// Without repo it serves the work tree holding the current directory.
 func (g *globals) runGitTool(cmd *cobra.Command, repo string, call gitCall) error {
+	what := "--repo " + repo
 	if repo == "" {
-		return &usageError{errors.New("--repo is required: pass a directory inside the git work tree to read, e.g. --repo .")}
+		top, err := gittools.WorkTreeOf(".")
+		if err != nil {
+			return &usageError{fmt.Errorf("no --repo, and %s; pass --repo DIR or run bgcmd git inside a git work tree", oneLine(err.Error()))}
+		}
+		repo, what = top, "the work tree "+top
 	}
 	ctx, stop := interruptible(cmd.Context())
 	defer stop()
@@ -246,10 +255,13 @@ func (g *globals) runGitTool(cmd *cobra.Command, repo string, call gitCall) erro
 		Runner: runner.Options{Store: store, Home: home, Detached: true, Binary: bin,
 			Session: session},
 	})
-	if err != nil {
-		if errors.Is(err, gittools.ErrNotRepository) {
-			return &usageError{fmt.Errorf("--repo %s: %s; pass a directory inside a git work tree", repo, oneLine(err.Error()))}
-		}
+	var oe *gittools.OutsideError
+	switch {
+	case errors.As(err, &oe):
+		return &usageError{fmt.Errorf("%s is refused: %s", what, oneLine(oe.Error()))}
+	case errors.Is(err, gittools.ErrNotRepository):
+		return &usageError{fmt.Errorf("%s: %s; pass a directory inside a git work tree", what, oneLine(err.Error()))}
+	case err != nil:
 		return err
 	}
 	defer ts.Close()
@@ -261,13 +273,14 @@ func (g *globals) runGitTool(cmd *cobra.Command, repo string, call gitCall) erro
 }
 
 // gitCallErr maps a tool's error to the CLI's: a refused value or an
-// unknown revision is a usage error in terms of flags.
+// unknown revision is a usage error in terms of flags, and so is a
+// repository that points outside itself.
 func gitCallErr(ctx context.Context, err error) error {
 	var ae *gittools.ArgError
 	switch {
 	case errors.As(err, &ae):
 		return &usageError{errors.New(gitArgMessage(ae))}
-	case errors.Is(err, gittools.ErrUnknownRevision):
+	case errors.Is(err, gittools.ErrUnknownRevision), errors.Is(err, gittools.ErrOutsideRepository):
 		return &usageError{err}
 	case ctx.Err() != nil:
 		return &exitError{code: exitInterrupted,
@@ -277,7 +290,7 @@ func gitCallErr(ctx context.Context, err error) error {
 }
 
 // gitArgMessage renders a refused value with the flag's name:
-// `git log: --ref "-x": <reason>; <hint>`.
+// `git log: --ref "-x": <reason>; <hint> (bgcmd git log lists commits)`.
 func gitArgMessage(ae *gittools.ArgError) string {
 	v := ae.Value
 	const maxShown = 200
@@ -285,9 +298,20 @@ func gitArgMessage(ae *gittools.ArgError) string {
 	if len(v) > maxShown {
 		quoted = fmt.Sprintf("%q...", v[:maxShown])
 	}
-	msg := fmt.Sprintf("%s: %s %s: %s", gitCommandName(ae.Tool), gitFlagName(ae.Field), quoted, gitToolNames(ae.Reason))
+	msg := fmt.Sprintf("%s: %s %s: %s", gitCommandName(ae.Tool), gitFlagName(ae.Field), quoted, ae.Reason)
 	if ae.Hint != "" {
-		msg += "; " + gitToolNames(ae.Hint)
+		msg += "; " + ae.Hint
+	}
+	if len(ae.Try) > 0 {
+		parts := make([]string, len(ae.Try))
+		for i, t := range ae.Try {
+			with := ""
+			if t.With != "" {
+				with = gitFlagName(t.With)
+			}
+			parts[i] = t.Words("bgcmd "+gitCommandName(t.Tool), with)
+		}
+		msg += " (" + strings.Join(parts, ", ") + ")"
 	}
 	return oneLine(msg)
 }
@@ -297,25 +321,13 @@ func gitCommandName(tool string) string {
 	return "git " + strings.ReplaceAll(strings.TrimPrefix(tool, "git_"), "_", "-")
 }
 
-// gitToolRE matches a git tool's name in a message.
-var gitToolRE = regexp.MustCompile(`\bgit_(log|show|diff|blame|merge_base|ls_files)\b`)
-
-// gitToolNames rewrites the tool names in a message as the commands:
-// git_log is "bgcmd git log".
-func gitToolNames(s string) string {
-	return gitToolRE.ReplaceAllStringFunc(s, func(m string) string { return "bgcmd " + gitCommandName(m) })
-}
-
-// gitFieldIndexRE matches an indexed argument name: "paths[1]".
-var gitFieldIndexRE = regexp.MustCompile(`^paths\[(\d+)\]$`)
-
 // gitFlagName is the flag of an argument: max_count is --max-count, and
 // paths[i] the (i+1)th --path.
 func gitFlagName(field string) string {
-	if m := gitFieldIndexRE.FindStringSubmatch(field); m != nil {
-		var i int
-		fmt.Sscan(m[1], &i)
-		return fmt.Sprintf("--path (#%d)", i+1)
+	if rest, ok := strings.CutPrefix(field, "paths["); ok {
+		if i, err := strconv.Atoi(strings.TrimSuffix(rest, "]")); err == nil {
+			return fmt.Sprintf("--path (#%d)", i+1)
+		}
 	}
 	if field == "paths" {
 		return "--path"
@@ -323,21 +335,42 @@ func gitFlagName(field string) string {
 	return "--" + strings.ReplaceAll(field, "_", "-")
 }
 
-// gitHintRE matches the agent-tool commands a Result's hint names.
-var gitHintRE = regexp.MustCompile(`command_(output|wait) \{task_id: ([0-9A-Za-z-]+)(?:, stream: (stdout|stderr))?\}`)
-
-// cliHint rewrites a Result's hint in terms of bgcmd commands: the agent's
-// command_output {task_id: ID, stream: stdout} is bgcmd output ID.
-func (g *globals) cliHint(h string) string {
-	prog := g.prog()
-	return gitHintRE.ReplaceAllStringFunc(gitToolNames(h), func(m string) string {
-		s := gitHintRE.FindStringSubmatch(m)
-		out := prog + " " + s[1] + " " + s[2]
-		if s[3] == "stderr" {
-			out += " --stream stderr"
+// cliHint words a result's hint for a person, in bgcmd commands.
+func (g *globals) cliHint(res *gittools.Result) string {
+	prog, id, st := g.prog(), res.JobID, res.Status
+	out := fmt.Sprintf("%s output %s", prog, id)
+	errOut := out + " --stream stderr"
+	if res.Reason == gittools.ReasonRunning {
+		return fmt.Sprintf("git is still running: %s wait %s, then %s", prog, id, out)
+	}
+	parts := []string{"full output: " + out}
+	switch res.Reason {
+	case gittools.ReasonNoCommonAncestor:
+		parts = append([]string{"the two commits have no common ancestor"}, parts...)
+	case gittools.ReasonExitStatus:
+		code := -1
+		if st.ExitCode != nil {
+			code = *st.ExitCode
 		}
-		return out
-	})
+		parts = append(parts, fmt.Sprintf("git exited with status %d; its message: %s", code, errOut))
+	case gittools.ReasonNotFinished:
+		parts = append(parts, fmt.Sprintf("git did not finish normally (%s%s)", st.State, colonMsg(st.Error)))
+	default:
+		if st.Stderr.Bytes > 0 {
+			parts = append(parts, "git also wrote to stderr: "+errOut)
+		}
+	}
+	if res.Capped {
+		parts = append(parts, "stdout reached the byte cap and was cut there")
+	}
+	return strings.Join(parts, "; ")
+}
+
+func colonMsg(msg string) string {
+	if msg == "" {
+		return ""
+	}
+	return ": " + oneLine(msg)
 }
 
 // prog is how a hint names bgcmd: with --home when one was given.
@@ -348,50 +381,71 @@ func (g *globals) prog() string {
 	return "bgcmd"
 }
 
-// reportGit prints a tool's result (the output as git printed it, or the
-// Result as JSON) and maps how git ended to the exit code.
+// reportGit prints a tool's result and maps how git ended to the exit code.
+// Without --json it prints git's whole stdout, read from the job's output
+// as git wrote it (git ls-files: the --max-count files of the result), then
+// on success git's stderr, if any, to stderr. With --json it prints the
+// Result with the CLI's hint.
 func (g *globals) reportGit(ctx context.Context, out, errw io.Writer, ts *gittools.Toolset, res *gittools.Result) error {
 	st := res.Status
-	hint := g.cliHint(res.Hint)
-	if g.json {
+	hint := g.cliHint(res)
+	ok := st.Settled() && st.State == bgcmd.StateExited && st.ExitCode != nil && *st.ExitCode == 0
+	switch {
+	case g.json:
 		shown := *res
 		shown.Hint = hint
 		if err := writeJSON(out, &shown); err != nil {
 			return err
 		}
-	} else if st.Stdout.Bytes > 0 {
-		// Output is stdout; with no stdout it is the tail preview, which
-		// holds git's stderr and is not printed to stdout.
+	case !st.Settled() || st.Stdout.Bytes == 0:
+	case res.Tool == gittools.ToolLsFiles:
 		if _, err := io.WriteString(out, res.Output); err != nil {
 			return err
+		}
+		if res.Truncated {
+			fmt.Fprintln(errw, "bgcmd: output truncated at --max-count; "+hint)
+		}
+	default:
+		if err := copyGitOutput(ctx, ts, res.JobID, bgcmd.Stdout, out); err != nil {
+			return err
+		}
+		if res.Capped {
+			fmt.Fprintln(errw, "bgcmd: "+hint)
 		}
 	}
 	if !st.Settled() {
 		return &exitError{code: exitStillRunning, msg: fmt.Sprintf("git is still running as job %s: %s", res.JobID, hint)}
 	}
-	ok := st.State == bgcmd.StateExited && st.ExitCode != nil && *st.ExitCode == 0
-	if !g.json {
-		switch {
-		case !ok && res.Truncated && st.Stdout.Bytes > 0:
-			fmt.Fprintln(errw, "bgcmd: output truncated; "+hint)
-		case !ok:
-		case st.Stdout.Bytes == 0 && st.Stderr.Bytes > 0:
-			// git succeeded with only warnings: pass them on.
-			fmt.Fprint(errw, res.Output)
-			if !strings.HasSuffix(res.Output, "\n") {
-				fmt.Fprintln(errw)
-			}
-			if res.Truncated {
-				fmt.Fprintln(errw, "bgcmd: output truncated; "+hint)
-			}
-		case res.Truncated:
-			fmt.Fprintln(errw, "bgcmd: output truncated; "+hint)
+	if ok && !g.json && st.Stderr.Bytes > 0 {
+		// git succeeded with warnings: pass them on.
+		if err := copyGitOutput(ctx, ts, res.JobID, bgcmd.Stderr, errw); err != nil {
+			return err
 		}
 	}
 	if ok {
 		return nil
 	}
 	return &exitError{code: exitRuntime, msg: gitFailure(ctx, ts, res, g.prog())}
+}
+
+// copyGitOutput writes the whole of a settled job's stream to w, exactly
+// the bytes git wrote, a page at a time.
+func copyGitOutput(ctx context.Context, ts *gittools.Toolset, id string, stream bgcmd.Stream, w io.Writer) error {
+	var off int64
+	for {
+		p, err := ts.Runner().ReadOutput(ctx, id, stream,
+			artifacts.Page{Raw: true, Offset: off, Limit: artifacts.MaxPageBytes})
+		if err != nil {
+			return fmt.Errorf("read the output of git job %s: %w", id, err)
+		}
+		if _, err := w.Write(p.Data); err != nil {
+			return err
+		}
+		if !p.HasMore || p.NextOffset <= off {
+			return nil
+		}
+		off = p.NextOffset
+	}
 }
 
 // gitFailure explains a git command that did not succeed: how it ended,

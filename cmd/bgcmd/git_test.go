@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -161,7 +163,7 @@ func TestGitJSONIsTheResultObject(t *testing.T) {
 	require.Equal(t, 1, strings.Count(strings.TrimSpace(out), "\n")+1, "one JSON object on one line")
 	var res map[string]any
 	require.NoError(t, json.Unmarshal([]byte(out), &res))
-	for _, k := range []string{"tool", "job_id", "argv", "status", "output", "truncated", "hint"} {
+	for _, k := range []string{"tool", "display", "job_id", "argv", "status", "stream", "output", "truncated", "hint"} {
 		require.Contains(t, res, k)
 	}
 	require.Equal(t, "git_log", res["tool"])
@@ -181,7 +183,10 @@ func TestGitJSONIsTheResultObject(t *testing.T) {
 	require.EqualValues(t, 0, st["exit_code"])
 	require.Equal(t, "git-cli", st["session"])
 	require.Equal(t, true, st["detached"])
-	require.Equal(t, map[string]any{"tool": "git_log"}, st["labels"])
+	require.Equal(t, map[string]any{"kind": "git", "tool": "git_log", "display": "git log --max-count 1"}, st["labels"])
+	require.Equal(t, "git log --max-count 1", res["display"])
+	require.Equal(t, "stdout", res["stream"])
+	require.NotContains(t, res, "reason", "a plain success has no reason")
 	require.Contains(t, st, "counters")
 
 	// The job is in the home's store like any other.
@@ -239,7 +244,7 @@ func TestGitUsageErrorsSayHowToFixThem(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"git", "log"}, "--repo is required"},
+		{[]string{"git", "log"}, "no --repo, and"},
 		{[]string{"git", "log", "--repo", t.TempDir()}, "not a git work tree"},
 		{[]string{"git", "show", "--repo", r.dir, "--rev", "no-such-branch"}, `git show: --rev "no-such-branch": is not a known revision`},
 		{[]string{"git", "log", "--repo", r.dir, "--ref", "no-such-branch"}, "bgcmd git log lists commits"},
@@ -283,4 +288,98 @@ func TestGitFailingExits1WithGitsMessage(t *testing.T) {
 	st, _ := obj["status"].(map[string]any)
 	require.EqualValues(t, 1, st["exit_code"])
 	require.Contains(t, obj["hint"], "no common ancestor")
+	require.Equal(t, "no_common_ancestor", obj["reason"])
+}
+
+// bgcmdIn runs bgcmd in dir with the home's environment.
+func (h *home) bgcmdIn(dir string, args ...string) result {
+	h.t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Dir, cmd.Env = dir, h.env
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	res := result{stdout: out.String(), stderr: errb.String()}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		res.code = ee.ExitCode()
+	} else {
+		require.NoError(h.t, err)
+	}
+	return res
+}
+
+// gitCLICommit writes name with text in the fixture and commits it.
+func gitCLICommit(t *testing.T, dir, name, text, msg string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644))
+	for _, args := range [][]string{{"add", "-A"}, {"commit", "-q", "-m", msg}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+			"GIT_AUTHOR_NAME=Alice", "GIT_AUTHOR_EMAIL=alice@example.com",
+			"GIT_COMMITTER_NAME=Alice", "GIT_COMMITTER_EMAIL=alice@example.com"}
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "git %v: %s", args, out)
+	}
+}
+
+func TestGitPrintsTheWholeOutputNotThePreview(t *testing.T) {
+	t.Parallel()
+	h, r := newHome(t), gitCLIRepo(t)
+	var big strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&big, "line %04d of a file far longer than any preview\n", i)
+	}
+	gitCLICommit(t, r.dir, "big.txt", big.String(), "a big file")
+
+	require.Equal(t, big.String(), h.ok("git", "show", "--repo", r.dir, "--path", "big.txt"),
+		"the file, byte for byte")
+	patch := h.ok("git", "show", "--repo", r.dir)
+	require.Contains(t, patch, "+line 0000 of")
+	require.Contains(t, patch, "+line 2999 of", "the end of the patch too")
+	res := h.bgcmd("git", "diff", "--repo", r.dir, "--base", r.second, "--head", "HEAD")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Contains(t, res.stdout, "+line 2999 of")
+	require.Empty(t, res.stderr, "nothing truncated, nothing to say")
+
+	// The result itself (and so the agent tools) stays bounded.
+	var obj map[string]any
+	require.NoError(t, json.Unmarshal([]byte(h.ok("--json", "git", "show", "--repo", r.dir, "--path", "big.txt")), &obj))
+	require.Equal(t, true, obj["truncated"])
+	require.LessOrEqual(t, len([]rune(obj["output"].(string))), 2000)
+}
+
+func TestGitRepoDefaultsToTheWorkTreeOfTheCurrentDirectory(t *testing.T) {
+	t.Parallel()
+	h, r := newHome(t), gitCLIRepo(t)
+	gitCLICommit(t, r.dir, "sub/dir/x.txt", "x\n", "a subdirectory")
+	res := h.bgcmdIn(filepath.Join(r.dir, "sub", "dir"), "git", "ls-files")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Equal(t, "main.go\nnotes.txt\nsub/dir/x.txt\n", res.stdout, "the whole work tree, from its top level")
+	res = h.bgcmdIn(filepath.Join(r.dir, "sub"), "git", "log", "--max-count", "1")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Contains(t, res.stdout, "a subdirectory")
+
+	res = h.bgcmdIn(t.TempDir(), "git", "log")
+	require.Equal(t, exitUsage, res.code, res.stderr)
+	require.Contains(t, res.stderr, "no --repo")
+	require.Contains(t, res.stderr, "pass --repo DIR")
+}
+
+func TestGitCallsShowInListAsTheCall(t *testing.T) {
+	t.Parallel()
+	h, r := newHome(t), gitCLIRepo(t)
+	h.ok("git", "log", "--repo", r.dir, "--max-count", "1", "--author", "Alice Example")
+	list := h.ok("list")
+	require.Contains(t, list, `git log --max-count 1 --author "Alice Example"`)
+	require.NotContains(t, list, "color.ui", "not git's hardened argv")
+	var item map[string]any
+	require.NoError(t, json.Unmarshal([]byte(strings.TrimSpace(h.ok("--json", "list"))), &item))
+	labels, _ := item["labels"].(map[string]any)
+	require.Equal(t, "git", labels["kind"])
+	require.Equal(t, "git_log", labels["tool"])
+	argv, _ := item["argv"].([]any)
+	require.Contains(t, argv, "-c", "the job's argv is still the exact command")
 }

@@ -114,6 +114,15 @@ of JSON with the contract's field names plus duration_ms and unread.`,
 	return cmd
 }
 
+// jobCommand is how a job's command is shown to people: its display label
+// when it has one (a git tool call: "git log --max-count 5"), else its argv.
+func jobCommand(j bgcmd.Job) string {
+	if d := j.Labels["display"]; d != "" {
+		return d
+	}
+	return commandLine(j.Argv)
+}
+
 // listTable lays the jobs out for people.
 func listTable(jobs []*jobstore.Record, now time.Time) *table {
 	t := &table{header: []string{"ID", "SESSION", "STATE", "DURATION", "CREATED", "COMMAND"}}
@@ -127,7 +136,7 @@ func listTable(jobs []*jobstore.Record, now time.Time) *table {
 			dur = fmtDuration(j.Duration(now))
 		}
 		t.add(cell{text: j.ID}, cell{text: j.Session}, state, cell{text: dur},
-			cell{text: fmtAgo(j.CreatedAt, now)}, cell{text: commandLine(j.Argv)})
+			cell{text: fmtAgo(j.CreatedAt, now)}, cell{text: jobCommand(j.Job)})
 	}
 	return t
 }

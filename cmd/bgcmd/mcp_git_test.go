@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +37,9 @@ func TestMCPServesTheGitToolsWithRepo(t *testing.T) {
 	require.Contains(t, log.Output, "second commit")
 	require.Contains(t, log.Output, "first commit")
 	require.True(t, log.Status.Detached, "git runs under a detached supervisor too")
+	require.Contains(t, log.Hint, "command_output {task_id: "+log.JobID+", stream: stdout}", "the hint speaks the agent tools")
+	require.NotContains(t, log.Hint, "bgcmd output")
+	require.Equal(t, "git log --max-count 10", log.Display)
 
 	mb := mcpOK[agenttools.GitResult](s, "git_merge_base", map[string]any{"a": "HEAD", "b": first})
 	require.Equal(t, first, strings.TrimSpace(mb.Output))
@@ -45,6 +49,7 @@ func TestMCPServesTheGitToolsWithRepo(t *testing.T) {
 
 	te, text := s.fail("git_show", map[string]any{"rev": "no-such-branch"})
 	require.Equal(t, agenttools.CodeUnknownRevision, te.Code, text)
+	require.Contains(t, te.Hint, "git_log lists commits", "the recovery names the agent tool")
 	te, _ = s.fail("git_diff", map[string]any{"paths": "notes.txt"})
 	require.Equal(t, agenttools.CodeInvalidArguments, te.Code)
 
@@ -62,4 +67,20 @@ func TestMCPRefusesARepoThatIsNotOne(t *testing.T) {
 	require.ErrorAs(t, err, &ee)
 	require.Equal(t, exitUsage, ee.ExitCode())
 	require.Contains(t, string(out), "not a git work tree")
+}
+
+func TestSecurityMCPGitToolsRefuseARepositoryThatPointsOutside(t *testing.T) {
+	t.Parallel()
+	repo, _, _ := testkit.GitRepo(t)
+	other, _, _ := testkit.GitRepo(t)
+	s := newMCPEnv(t).start(t, "--repo", repo)
+	alt := filepath.Join(repo, ".git", "objects", "info", "alternates")
+	require.NoError(t, os.WriteFile(alt, []byte(filepath.Join(other, ".git", "objects")+"\n"), 0o644))
+
+	te, text := s.fail("git_log", map[string]any{"max_count": 1})
+	require.Equal(t, "repository_refused", te.Code, text)
+	require.Contains(t, te.Message, alt, "the message names the file")
+	require.Contains(t, te.Hint, "operator")
+	l := mcpOK[agenttools.List](s, "command_list", nil)
+	require.Empty(t, l.Commands, "no git job ran")
 }
