@@ -9,12 +9,64 @@ import (
 )
 
 // notAllowlisted refuses argv[0]. The message names only the requested
-// executable, never the allowlist.
-func notAllowlisted(name string) *Refusal {
-	return refuse(CodeNotAllowlisted,
-		"ask the operator to add the exact string "+strconv.Quote(name)+
-			" to allowed_executables; matching is exact, with no basename or PATH equivalence",
-		nil, "executable %q is not on the policy's allowlist", name)
+// executable; the hint names an allowlisted spelling of the same program
+// when there is one (the same file through a symlinked directory such as
+// /bin, or the same name in another directory), which the caller may run
+// anyway.
+func notAllowlisted(name string, allowed []string, search string) *Refusal {
+	hint := "ask the operator to add the exact string " + strconv.Quote(name) +
+		" to allowed_executables; matching is exact, with no basename or PATH equivalence"
+	if alt := allowedSpelling(name, allowed, search); alt != "" {
+		hint = fmt.Sprintf("did you mean %q? It is allowed: pass exactly that as argv[0]; otherwise ", alt) + hint
+	}
+	return refuse(CodeNotAllowlisted, hint, nil, "executable %q is not on the policy's allowlist", name)
+}
+
+// allowedSpelling returns the allowlist entry that names the same program
+// as name: the same file once symlinks are resolved (/bin/sh for
+// /usr/bin/sh), else, between a bare name and an absolute path, the same
+// base name (sh for /usr/bin/sh). Two absolute paths to different files are
+// different programs. It returns "" when there is none, or more than one
+// with the same base name (a guess would mislead).
+func allowedSpelling(name string, allowed []string, search string) string {
+	if name == "" || strings.IndexByte(name, 0) >= 0 {
+		return ""
+	}
+	target := realExe(name, search)
+	var sameBase []string
+	for _, e := range allowed {
+		if target != "" && realExe(e, search) == target {
+			return e
+		}
+		if filepath.IsAbs(e) != filepath.IsAbs(name) && filepath.Base(e) == filepath.Base(name) {
+			sameBase = append(sameBase, e)
+		}
+	}
+	if len(sameBase) == 1 {
+		return sameBase[0]
+	}
+	return ""
+}
+
+// realExe is the file name runs as, with every symlink resolved, or "":
+// a bare name is looked up on search; a relative path with a slash is not
+// resolved (it depends on the cwd).
+func realExe(name, search string) string {
+	path := name
+	if !filepath.IsAbs(name) {
+		if strings.ContainsRune(name, '/') {
+			return ""
+		}
+		var r *Refusal
+		if path, r = resolveExe(name, "/", search); r != nil {
+			return ""
+		}
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil || !isExecutable(real) {
+		return ""
+	}
+	return real
 }
 
 // StandardPath is the search path for bare allowlisted names when

@@ -34,6 +34,16 @@ func (p *Policy) maxOutputBytes() int64 {
 	return p.MaxOutputBytes
 }
 
+// toRaise says which key an operator raises to allow what, and where it
+// lives.
+func (p *Policy) toRaise(key, what string) string {
+	where := "the policy"
+	if p.File != "" {
+		where = p.File
+	}
+	return "to allow " + what + ", the operator raises " + key + " in " + where
+}
+
 // limits fills d's timeout, grace and cap from req and the policy. A value
 // that is negative or above the ceiling is refused, never clamped.
 func (p *Policy) limits(req Request, d *Decision) *Refusal {
@@ -42,7 +52,8 @@ func (p *Policy) limits(req Request, d *Decision) *Refusal {
 		return refuse(CodeOverLimit, "pass a positive timeout, or 0 for the policy default", nil,
 			"timeout %s is negative", req.Timeout)
 	case req.Timeout > ceiling:
-		return refuse(CodeOverLimit, "pass a timeout of at most "+ceiling.String()+", or 0 for the policy default", nil,
+		return refuse(CodeOverLimit, "pass a timeout of at most "+ceiling.String()+", or 0 for the policy default; "+
+			p.toRaise("max_timeout", "a longer one"), nil,
 			"timeout %s is above the policy's ceiling of %s", req.Timeout, ceiling)
 	case req.Timeout == 0:
 		d.Timeout = p.defaultTimeout()
@@ -54,7 +65,8 @@ func (p *Policy) limits(req Request, d *Decision) *Refusal {
 		return refuse(CodeOverLimit, "pass a positive byte count, or 0 for the policy default", nil,
 			"max output bytes %d is negative", req.MaxOutputBytes)
 	case req.MaxOutputBytes > ceiling:
-		return refuse(CodeOverLimit, "pass at most the policy's cap, or 0 for it; page through long output instead", nil,
+		return refuse(CodeOverLimit, "pass at most the policy's cap, or 0 for it; page through long output instead; "+
+			p.toRaise("max_output_bytes", "a larger cap"), nil,
 			"max output bytes %d is above the policy's cap of %d per stream", req.MaxOutputBytes, ceiling)
 	case req.MaxOutputBytes == 0:
 		d.MaxOutputBytes = ceiling

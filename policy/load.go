@@ -122,7 +122,7 @@ func Parse(name string, data []byte) (*Policy, error) {
 			return nil, f.errorf(k[0], "unknown key (known keys: %s)", strings.Join(knownKeys, ", "))
 		}
 	}
-	p := &Policy{}
+	p := &Policy{File: name}
 	if p.AllowedExecutables, err = f.strings(raw, keyAllowed, checkEntry); err != nil {
 		return nil, err
 	}

@@ -20,6 +20,7 @@ func TestLoadTestdataPolicy(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, &policy.Policy{
 		AllowedExecutables: []string{"/usr/bin/git", "/usr/bin/make"},
+		File:               filepath.Join("testdata", "policy.toml"),
 		CwdRoot:            dir,
 		DefaultTimeout:     2 * time.Minute,
 		MaxTimeout:         30 * time.Minute,

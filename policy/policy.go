@@ -30,6 +30,10 @@ type Policy struct {
 	// name (resolved on Path, never on a PATH the caller or the host set).
 	// There is no basename fallback.
 	AllowedExecutables []string
+	// File is the policy file this policy was loaded from ("" for a policy
+	// built in code). Refusal hints name it, so an operator knows which
+	// file to change.
+	File string
 	// Path is the search path for bare allowlisted names, directories
 	// separated by ':' as in PATH, each absolute; "" means StandardPath.
 	// The child's own PATH (inherited or set by the caller) never chooses
@@ -160,7 +164,7 @@ func (p *Policy) Check(req Request) (*Decision, error) {
 		return nil, r
 	}
 	if !slices.Contains(p.AllowedExecutables, req.Argv[0]) {
-		return nil, notAllowlisted(req.Argv[0])
+		return nil, notAllowlisted(req.Argv[0], p.AllowedExecutables, p.searchPath())
 	}
 	env, names, r := p.buildEnv(req.Env)
 	if r != nil {

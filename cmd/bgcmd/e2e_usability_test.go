@@ -168,3 +168,26 @@ func TestOutputRefusesATamperedBankedLog(t *testing.T) {
 		require.Contains(t, r.stderr, "but was banked as", args)
 	}
 }
+
+func TestAPolicyThatDoesNotLoadIsRecordedAsABadPolicyRefusal(t *testing.T) {
+	t.Parallel()
+	h := newHome(t)
+	h.writePolicy("allowed_executables = [\"/bin/true\"\ncwd_root = 3\n")
+	r := h.bgcmd("--json", "run", "--", "/bin/true")
+	require.Equal(t, 3, r.code, r.stderr)
+	var e struct{ Error struct{ Code, Message, Hint string } }
+	require.NoError(t, json.Unmarshal([]byte(r.stderr), &e), r.stderr)
+	require.Equal(t, "bad_policy", e.Error.Code)
+	require.Contains(t, e.Error.Message, "policy.toml")
+	out := h.ok("sql", "--csv", "SELECT code, argv FROM refusals")
+	require.Contains(t, out, "bad_policy")
+	require.Contains(t, out, "/bin/true")
+}
+
+func TestARefusalOverACeilingNamesTheKeyAndThePolicyFile(t *testing.T) {
+	t.Parallel()
+	h := newHome(t)
+	r := h.bgcmd("run", "--timeout", "1h", "--", fixture(t, "exit-with.sh"), "0")
+	require.Equal(t, 3, r.code)
+	require.Contains(t, r.stderr, "raises max_timeout in "+filepath.Join(h.dir, "policy.toml"))
+}

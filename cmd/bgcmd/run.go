@@ -124,6 +124,19 @@ func (o *runFlags) startOptions() (runner.StartOptions, error) {
 	return so, nil
 }
 
+// recordBadPolicy records a start refused because the policy file does
+// not load, as every refusal is recorded for audit. Failing to record it is
+// not worth a second error: the refusal itself is what the user sees.
+func (g *globals) recordBadPolicy(ctx context.Context, argv []string, so runner.StartOptions, loadErr error) {
+	a, err := g.openJobs(ctx, true)
+	if err != nil {
+		return
+	}
+	defer a.close()
+	_ = a.store.RecordRefusal(ctx, &bgcmd.Refusal{Session: a.session, Argv: argv, Cwd: so.Cwd,
+		Code: string(policy.CodeBadPolicy), Message: "the policy file does not load: " + loadErr.Error()})
+}
+
 func (g *globals) run(cmd *cobra.Command, argv []string, o runFlags) error {
 	so, err := o.startOptions()
 	if err != nil {
@@ -135,7 +148,9 @@ func (g *globals) run(cmd *cobra.Command, argv []string, o runFlags) error {
 	if err != nil {
 		var le *policy.LoadError
 		if errors.As(err, &le) {
-			return &exitError{code: exitRefused, msg: "refused: the policy file does not load: " + err.Error()}
+			g.recordBadPolicy(ctx, argv, so, err)
+			return &exitError{code: exitRefused, msg: "refused: the policy file does not load: " + err.Error(),
+				kind: string(policy.CodeBadPolicy), hint: "fix the policy file at the line named, then run again"}
 		}
 		return err
 	}
