@@ -175,7 +175,9 @@ func TestAPolicyThatDoesNotLoadIsRecordedAsABadPolicyRefusal(t *testing.T) {
 	h.writePolicy("allowed_executables = [\"/bin/true\"\ncwd_root = 3\n")
 	r := h.bgcmd("--json", "run", "--", "/bin/true")
 	require.Equal(t, 3, r.code, r.stderr)
-	var e struct{ Error struct{ Code, Message, Hint string } }
+	var e struct {
+		Error struct{ Code, Message, Hint string }
+	}
 	require.NoError(t, json.Unmarshal([]byte(r.stderr), &e), r.stderr)
 	require.Equal(t, "bad_policy", e.Error.Code)
 	require.Contains(t, e.Error.Message, "policy.toml")
