@@ -50,6 +50,7 @@ allowed="\"$FIX/slow-lines.sh\", \"$FIX/exit-with.sh\", \"$FIX/ignore-term.sh\",
 [ -n "$SEQ" ] && allowed="$allowed, \"$SEQ\""
 
 echo "bgcmd demo: home $HOME_DIR (removed afterwards)"
+show --version
 
 say "Without a policy every start is refused, and bgcmd says how to make one."
 fails run -- /bin/ls
@@ -70,17 +71,16 @@ prompt run -- "$FIX/slow-lines.sh" 5 0.3
 id=$("$BIN" run -- "$FIX/slow-lines.sh" 5 0.3)
 echo "$id"
 
-say "It runs on while we look at it."
-show status "$id"
-# Wait (with a deadline) for the first lines before reading a page.
-for _ in {1..100}; do
-	[ -n "$("$BIN" output "$id" --unit lines --limit 2)" ] && break
-	sleep 0.1
-done
-show output "$id" --unit lines --offset 0 --limit 2
+short=${id##*-}
+say "It runs on while we look at it; any unique end (or start) of its id names it."
+show status "$short"
+
+say "Wait for readiness, not for the end: return on the first line that matches."
+show wait "$short" --until-output 'line 2'
+show output "$short" --unit lines --offset 0 --limit 2
 
 say "Wait for it: bgcmd exits with the command's own exit code."
-show wait "$id"
+show wait "$short"
 show --json output "$id" --unit lines --offset 2 --limit 3
 
 say "More jobs: a failure, a timeout, and a killed one (it ignores SIGTERM)."
@@ -95,8 +95,9 @@ say "A shell line is not an argv: refused with a reason and a hint (exit 3)."
 fails run -- "ls -la | grep secret"
 fails run -- /usr/bin/rm -rf "$WORK"
 
-say "The history, newest first."
+say "The history, newest first (this session's jobs; --all-sessions shows every session)."
 show list
+show list --all-sessions --state killed
 
 say "History is SQL, on a read-only connection (docs/schema.md)."
 show sql "SELECT exe, jobs, failures, timeouts FROM failures_by_exe ORDER BY failures DESC"
