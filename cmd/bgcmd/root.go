@@ -48,6 +48,7 @@ Exit codes: 0 success, 1 runtime error, 2 usage error, 3 refused by policy,
 	root.AddCommand(newMCPCmd(g))
 	root.AddCommand(newGitCmd(g))
 	root.AddCommand(newVerifyCmd(g))
+	root.AddCommand(newUICmd(g))
 	return root
 }
 
