@@ -18,7 +18,7 @@ const (
 	maxOutputLines     = artifacts.DefaultPageLines
 	// grepScanLines bounds the lines one grep page scans, so a page over a
 	// huge log stays quick; the page links to where the scan stopped.
-	grepScanLines = 200_000
+	grepScanLines  = 200_000
 	maxGrepMatches = 500
 )
 
