@@ -82,12 +82,20 @@ func browser(t *testing.T) (context.Context, *atomic.Int32) {
 	return bctx, dialogs
 }
 
+// readmeShots are the screenshots the README shows; the others stay in
+// the test's temp dir (they show temporary paths).
+var readmeShots = map[string]bool{"ui-jobs.png": true, "ui-output.png": true, "ui-charts.png": true}
+
+// shoot saves a screenshot of the viewport as name in the test's temp dir
+// and, for the README's, in the screenshot directory too.
 func shoot(t *testing.T, ctx context.Context, dirs []string, name string) {
 	t.Helper()
 	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	require.NoError(t, err)
-	for _, d := range dirs {
-		require.NoError(t, os.WriteFile(filepath.Join(d, name), png, 0o644))
+	for i, d := range dirs {
+		if i == 0 || readmeShots[name] {
+			require.NoError(t, os.WriteFile(filepath.Join(d, name), png, 0o644))
+		}
 	}
 }
 
@@ -99,16 +107,14 @@ func TestBrowserShowsHostileOutputAsText(t *testing.T) {
 	f := newFixture(t)
 	// A little history, for the screenshots and the counters.
 	f.run([]string{"/usr/bin/printf", `%s\n`, "compiling", "linking", "ok"}, runner.StartOptions{Session: "build", Labels: map[string]string{"ci": "yes"}})
-	f.run([]string{f.fixturePath("exit-with.sh"), "2"}, runner.StartOptions{Session: "test"})
+	f.run([]string{"/usr/bin/printf", "%d", "not-a-number"}, runner.StartOptions{Session: "test"}) // exits 1
 	var lines []string
-	for i := 1; i <= 40; i++ {
-		lines = append(lines, fmt.Sprintf("ok  example.com/pkg%02d  0.%02ds", i, i))
+	for i := 1; i <= 24; i++ {
+		lines = append(lines, fmt.Sprintf("ok   example.com/project/pkg%02d  0.%02ds", i, i*3))
 	}
-	f.run(append([]string{"/usr/bin/printf", `%s\n`}, lines...), runner.StartOptions{Session: "test"})
+	long := f.run(append(append([]string{"/usr/bin/printf", `%s\n`}, lines...), xssLines...),
+		runner.StartOptions{Session: "test", Labels: map[string]string{"suite": "unit"}})
 	id := f.xssJob()
-	gate := filepath.Join(f.root, "gate")
-	running := f.start([]string{f.fixturePath("wait-for-file.sh"), gate, "0"}, runner.StartOptions{Session: "build"})
-	t.Cleanup(func() { _ = os.WriteFile(gate, nil, 0o600) })
 
 	ctx, dialogs := browser(t)
 	dirs := screenshotDirs(t)
@@ -124,7 +130,7 @@ func TestBrowserShowsHostileOutputAsText(t *testing.T) {
 	require.Equal(t, "Jobs · bgcmd", title)
 	rows, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#jobs tbody tr").length`))
 	require.NoError(t, err)
-	require.Equal(t, 5, rows)
+	require.Equal(t, 4, rows)
 	cookie, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.cookie`))
 	require.NoError(t, err)
 	require.Empty(t, cookie, "the token cookie must be HttpOnly")
@@ -152,6 +158,15 @@ func TestBrowserShowsHostileOutputAsText(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, scripts, "a settled job's output page has no script at all")
 
+	// The tail of a longer log that ends in the same markup, for the README.
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(f.ts.URL+"/jobs/"+long+"/output?tail=20"), chromedp.WaitVisible(chromedp.CSS("#lines"))))
+	tail, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("#lines .tx")).map(e => e.textContent)`))
+	require.NoError(t, err)
+	require.Len(t, tail, 20)
+	require.Equal(t, xssLines, tail[17:])
+	checkInert(t, ctx, "stdout of "+long[:8]+"…"+long[len(long)-4:]+" · bgcmd")
+	shoot(t, ctx, dirs, "ui-output.png")
+
 	// The output page of a longer log, for the README.
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(f.ts.URL+"/jobs/"+id+"/output?"+q("grep", "onerror|pwned")),
 		chromedp.WaitVisible(chromedp.CSS("#matches"))))
@@ -163,6 +178,9 @@ func TestBrowserShowsHostileOutputAsText(t *testing.T) {
 
 	// Live follow: the page's own script (allowed by the CSP) appends the
 	// new lines and stops when the job settles.
+	gate := filepath.Join(f.root, "gate")
+	running := f.start([]string{f.fixturePath("wait-for-file.sh"), gate, "0"}, runner.StartOptions{Session: "build"})
+	t.Cleanup(func() { _ = os.WriteFile(gate, nil, 0o600) })
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(f.ts.URL+"/jobs/"+running+"/output"),
 		chromedp.WaitVisible(chromedp.CSS("#follow"))))
 	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById("follow-status").textContent.startsWith("Live: following")`,

@@ -22,6 +22,7 @@ var funcs = template.FuncMap{
 	"shortID":  shortID,
 	"bytes":    humanBytes,
 	"sortedKV": sortedKV,
+	"clip":     clip,
 }
 
 // argvText shows argv as one line, quoting the arguments a reader could
@@ -36,6 +37,18 @@ func argvText(argv []string) string {
 		}
 	}
 	return strings.Join(parts, " ")
+}
+
+// clipRunes is how much of a command line the jobs table shows.
+const clipRunes = 160
+
+// clip shortens s to clipRunes characters, marking the cut with "…".
+func clip(s string) string {
+	r := []rune(s)
+	if len(r) <= clipRunes {
+		return s
+	}
+	return string(r[:clipRunes]) + "…"
 }
 
 // timeLayout is how the view shows a time: UTC, to the second.

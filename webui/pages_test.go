@@ -269,7 +269,7 @@ func TestRefusalsAndCharts(t *testing.T) {
 		require.Contains(t, body, `class="o-ok"`)
 		require.Contains(t, body, `class="o-failed"`)
 		require.Contains(t, body, "printf")
-		require.Contains(t, body, `<span class="badge o-failed">failed</span> 1 jobs`)
+		require.Contains(t, body, `<span class="badge o-failed">failed</span> 1</li>`)
 	}
 	f.page("/charts?window=year", http.StatusBadRequest)
 }
