@@ -229,9 +229,9 @@ func (s *Store) Overview(ctx context.Context, since time.Time) (Overview, error)
 	return o, nil
 }
 
-// outcomeOf is outcomeSQL for one job in Go, for callers that already hold
-// the row.
-func outcomeOf(j *bgcmd.Job) Outcome {
+// OutcomeOf returns the job's Outcome, the one JobsPerHour counts it under
+// (outcomeSQL in Go, for a job already in hand).
+func OutcomeOf(j *bgcmd.Job) Outcome {
 	switch {
 	case j.State == bgcmd.StateRunning:
 		return OutcomeRunning
@@ -246,6 +246,3 @@ func outcomeOf(j *bgcmd.Job) Outcome {
 	}
 	return OutcomeOther
 }
-
-// OutcomeOf returns the job's Outcome, the same one JobsPerHour counts.
-func OutcomeOf(j *bgcmd.Job) Outcome { return outcomeOf(j) }
