@@ -149,3 +149,10 @@ func countOf(s, sub string) int { return strings.Count(s, sub) }
 func (f *fixture) fixturePath(name string) string { return testkit.Fixture(f.t, name) }
 
 func runnerOpts() runner.StartOptions { return runner.StartOptions{} }
+
+func readAll(t testing.TB, resp *http.Response) string {
+	t.Helper()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return string(b)
+}

@@ -111,6 +111,11 @@ func (s *Server) handleOutput(w http.ResponseWriter, r *http.Request) {
 		}
 	} else {
 		body.Lines = splitLines(res.Text, res.Offset)
+		if body.Running && int64(len(body.Lines)) > res.NextOffset-res.Offset {
+			// A live tail shows the unfinished last line; the follow sends
+			// it once it ends, so it is not shown twice.
+			body.Lines = body.Lines[:max(0, res.NextOffset-res.Offset)]
+		}
 		pageQ := func(off int64) string {
 			return link(url.Values{"stream": {string(st)}, "offset": {strconv.FormatInt(off, 10)}, "limit": {strconv.FormatInt(limit, 10)}})
 		}
