@@ -1,3 +1,5 @@
+//go:build linux
+
 package webui_test
 
 import (
