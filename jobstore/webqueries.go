@@ -3,6 +3,7 @@ package jobstore
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -245,4 +246,132 @@ func OutcomeOf(j *bgcmd.Job) Outcome {
 		return OutcomeKilled
 	}
 	return OutcomeOther
+}
+
+// OutcomeCount is how many jobs ended with one outcome.
+type OutcomeCount struct {
+	Outcome Outcome
+	Jobs    int
+}
+
+// RecentOutcomes counts the outcomes of the newest n jobs (0 means 1000),
+// in Outcomes order, leaving out outcomes with none. It reads n rows in id
+// order, so its cost does not grow with the table or with how busy the
+// last day was.
+func (s *Store) RecentOutcomes(ctx context.Context, n int) ([]OutcomeCount, error) {
+	if n <= 0 {
+		n = 1000
+	}
+	rows, err := s.r.QueryxContext(ctx, `SELECT `+outcomeSQL+` AS outcome, COUNT(*) FROM
+		(SELECT state, exit_code FROM jobs ORDER BY id DESC LIMIT ?) GROUP BY outcome`, n)
+	if err != nil {
+		return nil, fmt.Errorf("recent outcomes: %w", err)
+	}
+	defer rows.Close()
+	got := map[Outcome]int{}
+	for rows.Next() {
+		var o string
+		var c int
+		if err := rows.Scan(&o, &c); err != nil {
+			return nil, fmt.Errorf("recent outcomes: %w", err)
+		}
+		got[Outcome(o)] = c
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("recent outcomes: %w", err)
+	}
+	var out []OutcomeCount
+	for _, o := range Outcomes {
+		if got[o] > 0 {
+			out = append(out, OutcomeCount{o, got[o]})
+		}
+	}
+	return out, nil
+}
+
+// ChartData is what the charts of one window show: jobs per hour and
+// outcome, and run time by executable.
+type ChartData struct {
+	Hours []HourCount
+	// Exes are the slowest executables by mean run time, at most the
+	// limit asked for.
+	Exes []ExeDuration
+}
+
+// Charts returns JobsPerHour and DurationByExe of [since, until) from one
+// pass over the window's rows (the created_at index range), limiting the
+// executables to limit (0 means 10).
+func (s *Store) Charts(ctx context.Context, since, until time.Time, limit int) (*ChartData, error) {
+	if limit <= 0 {
+		limit = 10
+	}
+	rows, err := s.r.QueryxContext(ctx, `SELECT substr(created_at, 1, 13) AS hour, `+outcomeSQL+` AS outcome, exe,
+		COUNT(*), COUNT(ms), COALESCE(SUM(ms), 0), COALESCE(MAX(ms), 0) FROM (
+			SELECT created_at, state, exit_code, exe,
+				CASE WHEN started_at IS NOT NULL AND finished_at IS NOT NULL
+				THEN (julianday(finished_at) - julianday(started_at)) * 86400000.0 END AS ms
+			FROM jobs INDEXED BY jobs_created_at WHERE created_at >= ? AND created_at < ?)
+		GROUP BY hour, outcome, exe`, fmtTime(since), fmtTime(until))
+	if err != nil {
+		return nil, fmt.Errorf("charts: %w", err)
+	}
+	defer rows.Close()
+	type acc struct {
+		ran      int
+		sum, max float64
+	}
+	hours := map[string]map[Outcome]int{}
+	exes := map[string]*acc{}
+	for rows.Next() {
+		var hour, outcome, exe string
+		var jobs, ran int
+		var sum, maxMS float64
+		if err := rows.Scan(&hour, &outcome, &exe, &jobs, &ran, &sum, &maxMS); err != nil {
+			return nil, fmt.Errorf("charts: %w", err)
+		}
+		if hours[hour] == nil {
+			hours[hour] = map[Outcome]int{}
+		}
+		hours[hour][Outcome(outcome)] += jobs
+		if ran > 0 {
+			a := exes[exe]
+			if a == nil {
+				a = &acc{}
+				exes[exe] = a
+			}
+			a.ran += ran
+			a.sum += sum
+			a.max = max(a.max, maxMS)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("charts: %w", err)
+	}
+	d := &ChartData{}
+	for hour, byOutcome := range hours {
+		t, err := time.Parse("2006-01-02T15", hour)
+		if err != nil {
+			return nil, fmt.Errorf("charts: parse hour %q: %w", hour, err)
+		}
+		for _, o := range Outcomes {
+			if n := byOutcome[o]; n > 0 {
+				d.Hours = append(d.Hours, HourCount{Hour: t, Outcome: o, Jobs: n})
+			}
+		}
+	}
+	sort.SliceStable(d.Hours, func(i, j int) bool { return d.Hours[i].Hour.Before(d.Hours[j].Hour) })
+	for exe, a := range exes {
+		ms := func(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
+		d.Exes = append(d.Exes, ExeDuration{Exe: exe, Jobs: a.ran, Mean: ms(a.sum / float64(a.ran)), Max: ms(a.max)})
+	}
+	sort.Slice(d.Exes, func(i, j int) bool {
+		if d.Exes[i].Mean != d.Exes[j].Mean {
+			return d.Exes[i].Mean > d.Exes[j].Mean
+		}
+		return d.Exes[i].Exe < d.Exes[j].Exe
+	})
+	if len(d.Exes) > limit {
+		d.Exes = d.Exes[:limit]
+	}
+	return d, nil
 }

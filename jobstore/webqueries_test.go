@@ -3,6 +3,7 @@ package jobstore_test
 import (
 	"context"
 	"path/filepath"
+	"sort"
 	"testing"
 	"time"
 
@@ -124,4 +125,76 @@ func TestChartQueries(t *testing.T) {
 	ov, err := s.Overview(ctx, now.Add(-time.Hour))
 	require.NoError(t, err)
 	require.Equal(t, jobstore.Overview{Running: 1, Unread: 3, Refusals: 1}, ov)
+}
+
+// Charts gives, in one pass, what JobsPerHour and DurationByExe give, and
+// RecentOutcomes counts the newest jobs only.
+func TestChartsMatchesTheTwoQueriesAndRecentOutcomes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	now := time.Date(2026, 3, 1, 10, 30, 0, 0, time.UTC)
+	clock := now.Add(-5 * time.Hour)
+	s := openTest(t, jobstore.Options{Now: func() time.Time { return clock }})
+	codes := []int{0, 1, 0, 2, 0}
+	for i := 0; i < 30; i++ {
+		exe := []string{"/usr/bin/make", "/usr/bin/go", "/usr/bin/git"}[i%3]
+		j := newJob("s", exe)
+		require.NoError(t, s.Create(ctx, j))
+		require.NoError(t, s.MarkStarted(ctx, jobstore.StartedParams{ID: j.ID, PID: 1, PGID: 1, StartedAt: clock}))
+		if i%7 != 6 {
+			code := codes[i%5]
+			to := bgcmd.StateExited
+			if i%11 == 5 {
+				to = bgcmd.StateKilled
+			}
+			_, err := s.Settle(ctx, jobstore.SettleParams{ID: j.ID, To: to, ExitCode: &code,
+				FinishedAt: clock.Add(time.Duration(i+1) * 100 * time.Millisecond)})
+			require.NoError(t, err)
+		}
+		clock = clock.Add(10 * time.Minute)
+	}
+	since, until := now.Add(-24*time.Hour), now.Add(time.Hour)
+	hours, err := s.JobsPerHour(ctx, since, until)
+	require.NoError(t, err)
+	exes, err := s.DurationByExe(ctx, since, until, 2)
+	require.NoError(t, err)
+	got, err := s.Charts(ctx, since, until, 2)
+	require.NoError(t, err)
+	sortHours := func(h []jobstore.HourCount) {
+		sort.Slice(h, func(i, j int) bool {
+			if !h[i].Hour.Equal(h[j].Hour) {
+				return h[i].Hour.Before(h[j].Hour)
+			}
+			return h[i].Outcome < h[j].Outcome
+		})
+	}
+	sortHours(hours)
+	sortHours(got.Hours)
+	require.Equal(t, hours, got.Hours)
+	require.Len(t, got.Exes, 2)
+	for i := range exes {
+		require.Equal(t, exes[i].Exe, got.Exes[i].Exe)
+		require.Equal(t, exes[i].Jobs, got.Exes[i].Jobs)
+		require.InDelta(t, float64(exes[i].Mean), float64(got.Exes[i].Mean), float64(time.Millisecond))
+		require.InDelta(t, float64(exes[i].Max), float64(got.Exes[i].Max), float64(time.Millisecond))
+	}
+
+	recent, err := s.RecentOutcomes(ctx, 7)
+	require.NoError(t, err)
+	total := 0
+	for _, r := range recent {
+		total += r.Jobs
+	}
+	require.Equal(t, 7, total)
+	all, err := s.RecentOutcomes(ctx, 0)
+	require.NoError(t, err)
+	byOutcome := map[jobstore.Outcome]int{}
+	for _, r := range all {
+		byOutcome[r.Outcome] = r.Jobs
+	}
+	want := map[jobstore.Outcome]int{}
+	for _, h := range hours {
+		want[h.Outcome] += h.Jobs
+	}
+	require.Equal(t, want, byOutcome)
 }

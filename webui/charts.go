@@ -58,18 +58,13 @@ func (s *Server) handleCharts(w http.ResponseWriter, r *http.Request) {
 	}
 	end := s.now().UTC().Truncate(time.Hour).Add(time.Hour)
 	start := end.Add(-time.Duration(hours) * time.Hour)
-	counts, err := s.store.JobsPerHour(ctx, start, end)
+	data, err := s.store.Charts(ctx, start, end, 10)
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	exes, err := s.store.DurationByExe(ctx, start, end, 10)
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	body := chartsBody{Window: window, Hours: hours, PerHour: perHourChart(counts, start, hours),
-		Totals: totals(counts), Duration: durationChart(exes), Exes: exes}
+	body := chartsBody{Window: window, Hours: hours, PerHour: perHourChart(data.Hours, start, hours),
+		Totals: totals(data.Hours), Duration: durationChart(data.Exes), Exes: data.Exes}
 	s.render(w, http.StatusOK, "charts", view{Title: "Charts", Body: body})
 }
 

@@ -15,6 +15,10 @@ import (
 // defaultJobsPage is how many jobs the jobs page shows by default.
 const defaultJobsPage = 50
 
+// recentJobs is how many of the newest jobs the outcome counters cover: a
+// bounded read, whatever the table's size or the day's load.
+const recentJobs = 1000
+
 // jobsFilter is the jobs page's form, as given.
 type jobsFilter struct {
 	States  map[string]bool
@@ -43,8 +47,10 @@ type jobsBody struct {
 	Filter   jobsFilter
 	States   []bgcmd.State
 	Overview jobstore.Overview
-	Last24h  []outcomeTotal
-	Jobs     []jobRow
+	// Recent counts the outcomes of the newest recentJobs jobs.
+	Recent     []jobstore.OutcomeCount
+	RecentJobs int
+	Jobs       []jobRow
 	// Next and First are links to the next (older) page and to the
 	// newest, "" when there is none.
 	Next, First string
@@ -74,12 +80,12 @@ func (s *Server) handleJobs(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	hours, err := s.store.JobsPerHour(ctx, now.Add(-24*time.Hour), now.Add(time.Minute))
+	recent, err := s.store.RecentOutcomes(ctx, recentJobs)
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	body := jobsBody{Filter: f, States: bgcmd.States, Overview: ov, Last24h: totals(hours)}
+	body := jobsBody{Filter: f, States: bgcmd.States, Overview: ov, Recent: recent, RecentJobs: recentJobs}
 	for _, rec := range res.Jobs {
 		j := &rec.Job
 		body.Jobs = append(body.Jobs, jobRow{ID: j.ID, Badge: stateBadge(j), Argv: j.Argv, Exe: j.Exe,

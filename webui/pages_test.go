@@ -261,7 +261,11 @@ func TestRefusalsAndCharts(t *testing.T) {
 	body := f.page("/refusals", http.StatusOK)
 	require.Contains(t, body, "/usr/bin/&lt;rm&gt; -rf /")
 	require.NotContains(t, body, "Nothing was refused")
-	require.Contains(t, f.page("/", http.StatusOK), "refused in 24 h")
+	jobs := f.page("/", http.StatusOK)
+	require.Contains(t, jobs, "refused in 24 h")
+	require.Contains(t, jobs, `<span class="n">1</span> <span class="badge o-ok">ok</span>`)
+	require.Contains(t, jobs, `<span class="n">1</span> <span class="badge o-failed">failed</span>`)
+	require.Contains(t, jobs, "of the last 1000 jobs")
 
 	for _, w := range []string{"", "?window=day", "?window=week"} {
 		body = f.page("/charts"+w, http.StatusOK)
