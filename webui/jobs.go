@@ -47,7 +47,8 @@ type jobsBody struct {
 	Filter   jobsFilter
 	States   []bgcmd.State
 	Overview jobstore.Overview
-	// Recent counts the outcomes of the newest recentJobs jobs.
+	// Recent counts the outcomes of the newest recentJobs jobs (RecentJobs
+	// of them, fewer when the store holds fewer).
 	Recent     []jobstore.OutcomeCount
 	RecentJobs int
 	Jobs       []jobRow
@@ -85,7 +86,10 @@ func (s *Server) handleJobs(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	body := jobsBody{Filter: f, States: bgcmd.States, Overview: ov, Recent: recent, RecentJobs: recentJobs}
+	body := jobsBody{Filter: f, States: bgcmd.States, Overview: ov, Recent: recent}
+	for _, r := range recent {
+		body.RecentJobs += r.Jobs
+	}
 	for _, rec := range res.Jobs {
 		j := &rec.Job
 		body.Jobs = append(body.Jobs, jobRow{ID: j.ID, Badge: stateBadge(j), Argv: j.Argv, Exe: j.Exe,

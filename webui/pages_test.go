@@ -265,7 +265,7 @@ func TestRefusalsAndCharts(t *testing.T) {
 	require.Contains(t, jobs, "refused in 24 h")
 	require.Contains(t, jobs, `<span class="n">1</span> <span class="badge o-ok">ok</span>`)
 	require.Contains(t, jobs, `<span class="n">1</span> <span class="badge o-failed">failed</span>`)
-	require.Contains(t, jobs, "of the last 1000 jobs")
+	require.Contains(t, jobs, "of the newest 2 jobs")
 
 	for _, w := range []string{"", "?window=day", "?window=week"} {
 		body = f.page("/charts"+w, http.StatusOK)
