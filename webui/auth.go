@@ -2,13 +2,23 @@ package webui
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/hex"
 	"net/http"
+	"net/url"
+	"strings"
 )
 
-// cookieName is the cookie that carries the token after the first visit.
-const cookieName = "bgcmd_ui_token"
+// CookieName is the name of the cookie that carries token after the first
+// visit: "bgcmd_ui_" and a short hash of the token, so two views on one
+// host (cookies do not tell ports apart) keep their own cookies. The hash
+// says nothing usable about the token.
+func CookieName(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return "bgcmd_ui_" + hex.EncodeToString(sum[:4])
+}
 
 // tokenParam is the query parameter of the first visit.
 const tokenParam = "token"
@@ -35,15 +45,15 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) bool {
 			unauthorized(w)
 			return false
 		}
-		http.SetCookie(w, &http.Cookie{Name: cookieName, Value: string(s.token), Path: "/",
+		http.SetCookie(w, &http.Cookie{Name: s.cookie, Value: string(s.token), Path: "/",
 			HttpOnly: true, SameSite: http.SameSiteStrictMode})
 		q.Del(tokenParam)
-		u := *r.URL
-		u.RawQuery = q.Encode()
+		// The same path, made local: "//host/x" would leave the view.
+		u := url.URL{Path: "/" + strings.TrimLeft(r.URL.Path, "/\\"), RawQuery: q.Encode()}
 		http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
 		return false
 	}
-	if c, err := r.Cookie(cookieName); err == nil && s.tokenOK(c.Value) {
+	if c, err := r.Cookie(s.cookie); err == nil && s.tokenOK(c.Value) {
 		return true
 	}
 	unauthorized(w)

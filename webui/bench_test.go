@@ -174,7 +174,7 @@ func benchPage(b *testing.B, path string, baseline func() error) {
 	benchHome(b)
 	serve := func() {
 		req := httptest.NewRequest(http.MethodGet, path, nil)
-		req.AddCookie(&http.Cookie{Name: "bgcmd_ui_token", Value: testToken})
+		req.AddCookie(&http.Cookie{Name: testCookie, Value: testToken})
 		rec := httptest.NewRecorder()
 		bench.srv.ServeHTTP(rec, req)
 		if rec.Code != http.StatusOK {

@@ -117,7 +117,7 @@ func (f *fixture) authed(path string) *http.Response {
 	f.t.Helper()
 	req, err := http.NewRequest(http.MethodGet, f.ts.URL+path, nil)
 	require.NoError(f.t, err)
-	req.AddCookie(&http.Cookie{Name: "bgcmd_ui_token", Value: testToken})
+	req.AddCookie(&http.Cookie{Name: testCookie, Value: testToken})
 	resp, err := f.client().Do(req)
 	require.NoError(f.t, err)
 	f.t.Cleanup(func() { resp.Body.Close() })
@@ -156,3 +156,6 @@ func readAll(t testing.TB, resp *http.Response) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+// testCookie is the name of the token cookie of every test server.
+var testCookie = webui.CookieName(testToken)

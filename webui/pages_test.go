@@ -188,7 +188,7 @@ func TestFollowStreamsUntilSettled(t *testing.T) {
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.ts.URL+"/jobs/"+id+"/follow?offset=0", nil)
 	require.NoError(t, err)
-	req.AddCookie(&http.Cookie{Name: "bgcmd_ui_token", Value: testToken})
+	req.AddCookie(&http.Cookie{Name: testCookie, Value: testToken})
 	resp, err := f.client().Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()

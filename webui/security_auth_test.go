@@ -29,9 +29,9 @@ func TestEveryRouteNeedsTheToken(t *testing.T) {
 	id := f.xssJob()
 	attempts := map[string]func(*http.Request){
 		"no token":        func(*http.Request) {},
-		"wrong cookie":    func(r *http.Request) { r.AddCookie(&http.Cookie{Name: "bgcmd_ui_token", Value: "x" + testToken[1:]}) },
-		"token prefix":    func(r *http.Request) { r.AddCookie(&http.Cookie{Name: "bgcmd_ui_token", Value: testToken[:10]}) },
-		"empty cookie":    func(r *http.Request) { r.AddCookie(&http.Cookie{Name: "bgcmd_ui_token", Value: ""}) },
+		"wrong cookie":    func(r *http.Request) { r.AddCookie(&http.Cookie{Name: testCookie, Value: "x" + testToken[1:]}) },
+		"token prefix":    func(r *http.Request) { r.AddCookie(&http.Cookie{Name: testCookie, Value: testToken[:10]}) },
+		"empty cookie":    func(r *http.Request) { r.AddCookie(&http.Cookie{Name: testCookie, Value: ""}) },
 		"token as header": func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+testToken) },
 	}
 	for name, mutate := range attempts {
@@ -79,7 +79,8 @@ func TestTokenBecomesACookie(t *testing.T) {
 	cookies := resp.Cookies()
 	require.Len(t, cookies, 1)
 	c := cookies[0]
-	require.Equal(t, "bgcmd_ui_token", c.Name)
+	require.Equal(t, testCookie, c.Name)
+	require.NotContains(t, c.Name, testToken[:8])
 	require.Equal(t, testToken, c.Value)
 	require.True(t, c.HttpOnly)
 	require.Equal(t, http.SameSiteStrictMode, c.SameSite)
@@ -119,7 +120,7 @@ func TestWritesAreRefused(t *testing.T) {
 	for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch} {
 		req, err := http.NewRequest(m, f.ts.URL+"/jobs/"+id, strings.NewReader("state=killed"))
 		require.NoError(t, err)
-		req.AddCookie(&http.Cookie{Name: "bgcmd_ui_token", Value: testToken})
+		req.AddCookie(&http.Cookie{Name: testCookie, Value: testToken})
 		resp, err := f.client().Do(req)
 		require.NoError(t, err)
 		resp.Body.Close()
@@ -159,4 +160,33 @@ func TestNewRefusesAWritableStoreAndAShortToken(t *testing.T) {
 	require.GreaterOrEqual(t, len(tok), webui.MinTokenLen)
 	require.NotEqual(t, tok, tok2)
 	var _ *jobstore.Store = f.ro
+}
+
+// The redirect of the first visit stays on the view, whatever the path.
+func TestTokenRedirectStaysLocal(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	for _, path := range []string{"//evil.example/", "/\\evil.example/x", "///evil.example"} {
+		req, err := http.NewRequest(http.MethodGet, f.ts.URL+"/?token="+testToken, nil)
+		require.NoError(t, err)
+		req.URL.Path = path
+		resp, err := f.client().Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusSeeOther, resp.StatusCode, path)
+		loc := resp.Header.Get("Location")
+		require.True(t, strings.HasPrefix(loc, "/") && !strings.HasPrefix(loc, "//") && !strings.HasPrefix(loc, "/\\"),
+			"GET %s redirects to %q", path, loc)
+	}
+}
+
+// Two views on one host keep apart: each has its own cookie name.
+func TestCookieNamesDifferPerToken(t *testing.T) {
+	t.Parallel()
+	a, err := webui.NewToken()
+	require.NoError(t, err)
+	b, err := webui.NewToken()
+	require.NoError(t, err)
+	require.NotEqual(t, webui.CookieName(a), webui.CookieName(b))
+	require.Regexp(t, `^bgcmd_ui_[0-9a-f]{8}$`, webui.CookieName(a))
 }

@@ -38,6 +38,7 @@ type Server struct {
 	home     string
 	arts     *artifacts.Store
 	token    []byte
+	cookie   string
 	now      func() time.Time
 	interval time.Duration
 	pages    *pages
@@ -73,7 +74,7 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{store: opts.Store, home: home, arts: &artifacts.Store{Dir: filepath.Join(home, "artifacts")},
-		token: []byte(opts.Token), now: opts.Now, interval: opts.FollowInterval, pages: p}
+		token: []byte(opts.Token), cookie: CookieName(opts.Token), now: opts.Now, interval: opts.FollowInterval, pages: p}
 	s.routes()
 	return s, nil
 }
