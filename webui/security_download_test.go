@@ -85,3 +85,22 @@ func TestDownloadOfARunningJobIsRefused(t *testing.T) {
 	require.Equal(t, http.StatusConflict, resp.StatusCode)
 	require.NotContains(t, string(body), "waiting")
 }
+
+// A banked file removed by hand: the output page and the download say the
+// output is lost (410), rather than showing an empty log.
+func TestMissingArtifactIsGone(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	id := f.xssJob()
+	arts, err := f.store.Artifacts(context.Background(), id)
+	require.NoError(t, err)
+	for _, a := range arts {
+		if a.Stream == bgcmd.Stdout {
+			require.NoError(t, os.Remove((&artifacts.Store{Dir: filepath.Join(f.home, "artifacts")}).Path(a.SHA256)))
+		}
+	}
+	for _, path := range []string{"/jobs/" + id + "/output", "/jobs/" + id + "/download"} {
+		body := f.page(path, http.StatusGone)
+		require.Contains(t, body, "missing", path)
+	}
+}
