@@ -55,6 +55,7 @@ Exit codes: 0 success, 1 runtime error, 2 usage error, 3 refused by policy,
 	root.AddCommand(newVersionCmd(g))
 	root.Version = readVersion().String()
 	root.SetVersionTemplate("bgcmd {{.Version}}\n")
+	root.AddCommand(newUICmd(g))
 	return root
 }
 

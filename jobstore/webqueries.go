@@ -1,0 +1,377 @@
+package jobstore
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/bgcmd/bgcmd"
+)
+
+// FilterParams are ListParams plus the filters of the web view.
+type FilterParams struct {
+	ListParams
+	// LabelKey keeps jobs carrying this label; with LabelValue set, only
+	// those whose label has exactly that value.
+	LabelKey, LabelValue string
+}
+
+// Filter is List with a label filter: jobs matching p, newest first, one
+// keyset page at a time (the cursor is the last id of the page). Every
+// filter is a bound parameter.
+func (s *Store) Filter(ctx context.Context, p FilterParams) (*ListResult, error) {
+	limit := p.Limit
+	switch {
+	case limit == 0:
+		limit = 50
+	case limit < 0 || limit > MaxListLimit:
+		return nil, fmt.Errorf("filter jobs: limit %d out of range 1..%d", limit, MaxListLimit)
+	}
+	where, args, err := listWhere(p.ListParams)
+	if err != nil {
+		return nil, fmt.Errorf("filter jobs: %w", err)
+	}
+	if p.LabelKey != "" {
+		cond := "EXISTS (SELECT 1 FROM json_each(jobs.labels) WHERE json_each.key = ?"
+		args = append(args, p.LabelKey)
+		if p.LabelValue != "" {
+			cond += " AND json_each.value = ?"
+			args = append(args, p.LabelValue)
+		}
+		where = append(where, cond+")")
+	}
+	q := `SELECT ` + jobColumns + ` FROM jobs`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY id DESC LIMIT ?"
+	args = append(args, limit+1)
+	var rows []jobRow
+	if err := s.r.SelectContext(ctx, &rows, q, args...); err != nil {
+		return nil, fmt.Errorf("filter jobs: %w", err)
+	}
+	res := &ListResult{}
+	if len(rows) > limit {
+		rows = rows[:limit]
+		res.NextBefore = rows[limit-1].ID
+	}
+	if res.Jobs, err = records(rows); err != nil {
+		return nil, fmt.Errorf("filter jobs: %w", err)
+	}
+	return res, nil
+}
+
+// listWhere turns p's filters (not its limit) into SQL conditions and their
+// arguments.
+func listWhere(p ListParams) ([]string, []any, error) {
+	var where []string
+	var args []any
+	if len(p.States) > 0 {
+		marks := make([]string, len(p.States))
+		for i, st := range p.States {
+			if !st.Valid() {
+				return nil, nil, fmt.Errorf("unknown state %q (one of %s)", st, stateNames())
+			}
+			marks[i] = "?"
+			args = append(args, string(st))
+		}
+		where = append(where, "state IN ("+strings.Join(marks, ", ")+")")
+	}
+	if p.Session != "" {
+		where = append(where, "session = ?")
+		args = append(args, p.Session)
+	}
+	if !p.Since.IsZero() {
+		where = append(where, "created_at >= ?")
+		args = append(args, fmtTime(p.Since))
+	}
+	if !p.Until.IsZero() {
+		where = append(where, "created_at < ?")
+		args = append(args, fmtTime(p.Until))
+	}
+	if p.Exe != "" {
+		where = append(where, "exe = ?")
+		args = append(args, p.Exe)
+	}
+	if p.Unread {
+		where = append(where, "state <> 'running' AND seen_at IS NULL")
+	}
+	if p.Before != "" {
+		where = append(where, "id < ?")
+		args = append(args, p.Before)
+	}
+	return where, args, nil
+}
+
+// Outcome is how a job ended, coarser than its state, for charts: "ok"
+// (exited 0), "failed" (exited non-zero or by a signal), "timeout",
+// "killed", "other" (output_limit, start_failed, orphaned) or "running".
+type Outcome string
+
+// The outcomes, in the order charts stack them.
+const (
+	OutcomeOK      Outcome = "ok"
+	OutcomeFailed  Outcome = "failed"
+	OutcomeTimeout Outcome = "timeout"
+	OutcomeKilled  Outcome = "killed"
+	OutcomeOther   Outcome = "other"
+	OutcomeRunning Outcome = "running"
+)
+
+// Outcomes lists every outcome in stacking order.
+var Outcomes = []Outcome{OutcomeOK, OutcomeFailed, OutcomeTimeout, OutcomeKilled, OutcomeOther, OutcomeRunning}
+
+// outcomeSQL computes a jobs row's Outcome.
+const outcomeSQL = `CASE
+	WHEN state = 'running' THEN 'running'
+	WHEN state = 'exited' AND exit_code = 0 THEN 'ok'
+	WHEN state = 'exited' THEN 'failed'
+	WHEN state IN ('timeout', 'killed') THEN state
+	ELSE 'other' END`
+
+// HourCount is how many jobs created in one hour ended with one outcome.
+type HourCount struct {
+	// Hour is the start of the hour, UTC.
+	Hour    time.Time
+	Outcome Outcome
+	Jobs    int
+}
+
+// JobsPerHour counts the jobs created in [since, until) per hour and
+// outcome, oldest hour first. Hours without jobs are absent. It reads the
+// created_at index range, so it costs the jobs in the window.
+func (s *Store) JobsPerHour(ctx context.Context, since, until time.Time) ([]HourCount, error) {
+	rows, err := s.r.QueryxContext(ctx, `SELECT substr(created_at, 1, 13) AS hour, `+outcomeSQL+` AS outcome,
+		COUNT(*) FROM jobs INDEXED BY jobs_created_at WHERE created_at >= ? AND created_at < ?
+		GROUP BY hour, outcome ORDER BY hour, outcome`, fmtTime(since), fmtTime(until))
+	if err != nil {
+		return nil, fmt.Errorf("jobs per hour: %w", err)
+	}
+	defer rows.Close()
+	var out []HourCount
+	for rows.Next() {
+		var hour, outcome string
+		var n int
+		if err := rows.Scan(&hour, &outcome, &n); err != nil {
+			return nil, fmt.Errorf("jobs per hour: %w", err)
+		}
+		t, err := time.Parse("2006-01-02T15", hour)
+		if err != nil {
+			return nil, fmt.Errorf("jobs per hour: parse hour %q: %w", hour, err)
+		}
+		out = append(out, HourCount{Hour: t, Outcome: Outcome(outcome), Jobs: n})
+	}
+	return out, rows.Err()
+}
+
+// ExeDuration is the run time of one executable's settled jobs.
+type ExeDuration struct {
+	Exe  string
+	Jobs int
+	// Mean and Max are over the jobs that started.
+	Mean, Max time.Duration
+}
+
+// DurationByExe returns, for the jobs created in [since, until) that
+// started and settled, each executable's job count and its mean and
+// longest run time, the slowest mean first, at most limit executables
+// (0 means 10).
+func (s *Store) DurationByExe(ctx context.Context, since, until time.Time, limit int) ([]ExeDuration, error) {
+	if limit <= 0 {
+		limit = 10
+	}
+	rows, err := s.r.QueryxContext(ctx, `SELECT exe, COUNT(*),
+		AVG((julianday(finished_at) - julianday(started_at)) * 86400000.0),
+		MAX((julianday(finished_at) - julianday(started_at)) * 86400000.0)
+		FROM jobs INDEXED BY jobs_created_at
+		WHERE created_at >= ? AND created_at < ? AND started_at IS NOT NULL AND finished_at IS NOT NULL
+		GROUP BY exe ORDER BY 3 DESC, exe LIMIT ?`, fmtTime(since), fmtTime(until), limit)
+	if err != nil {
+		return nil, fmt.Errorf("duration by executable: %w", err)
+	}
+	defer rows.Close()
+	var out []ExeDuration
+	for rows.Next() {
+		var d ExeDuration
+		var mean, maxMS float64
+		if err := rows.Scan(&d.Exe, &d.Jobs, &mean, &maxMS); err != nil {
+			return nil, fmt.Errorf("duration by executable: %w", err)
+		}
+		d.Mean = time.Duration(mean * float64(time.Millisecond))
+		d.Max = time.Duration(maxMS * float64(time.Millisecond))
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// Overview is what the top of the web view counts, over every session and
+// host: jobs running, settled jobs nobody has read, and refusals since a
+// given time. Each is an index lookup.
+type Overview struct {
+	Running  int
+	Unread   int
+	Refusals int
+}
+
+// Overview counts running and unread jobs across all sessions and the
+// refusals recorded at or after since.
+func (s *Store) Overview(ctx context.Context, since time.Time) (Overview, error) {
+	var o Overview
+	err := s.r.QueryRowxContext(ctx, `SELECT
+		(SELECT COUNT(*) FROM jobs INDEXED BY jobs_running WHERE state = 'running'),
+		(SELECT COUNT(*) FROM jobs INDEXED BY jobs_unread WHERE state <> 'running' AND seen_at IS NULL),
+		(SELECT COUNT(*) FROM refusals WHERE at >= ?)`, fmtTime(since)).
+		Scan(&o.Running, &o.Unread, &o.Refusals)
+	if err != nil {
+		return o, fmt.Errorf("overview counters: %w", err)
+	}
+	return o, nil
+}
+
+// OutcomeOf returns the job's Outcome, the one JobsPerHour counts it under
+// (outcomeSQL in Go, for a job already in hand).
+func OutcomeOf(j *bgcmd.Job) Outcome {
+	switch {
+	case j.State == bgcmd.StateRunning:
+		return OutcomeRunning
+	case j.State == bgcmd.StateExited && j.ExitCode != nil && *j.ExitCode == 0:
+		return OutcomeOK
+	case j.State == bgcmd.StateExited:
+		return OutcomeFailed
+	case j.State == bgcmd.StateTimeout:
+		return OutcomeTimeout
+	case j.State == bgcmd.StateKilled:
+		return OutcomeKilled
+	}
+	return OutcomeOther
+}
+
+// OutcomeCount is how many jobs ended with one outcome.
+type OutcomeCount struct {
+	Outcome Outcome
+	Jobs    int
+}
+
+// RecentOutcomes counts the outcomes of the newest n jobs (0 means 1000),
+// in Outcomes order, leaving out outcomes with none. It reads n rows in id
+// order, so its cost does not grow with the table or with how busy the
+// last day was.
+func (s *Store) RecentOutcomes(ctx context.Context, n int) ([]OutcomeCount, error) {
+	if n <= 0 {
+		n = 1000
+	}
+	rows, err := s.r.QueryxContext(ctx, `SELECT `+outcomeSQL+` AS outcome, COUNT(*) FROM
+		(SELECT state, exit_code FROM jobs ORDER BY id DESC LIMIT ?) GROUP BY outcome`, n)
+	if err != nil {
+		return nil, fmt.Errorf("recent outcomes: %w", err)
+	}
+	defer rows.Close()
+	got := map[Outcome]int{}
+	for rows.Next() {
+		var o string
+		var c int
+		if err := rows.Scan(&o, &c); err != nil {
+			return nil, fmt.Errorf("recent outcomes: %w", err)
+		}
+		got[Outcome(o)] = c
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("recent outcomes: %w", err)
+	}
+	var out []OutcomeCount
+	for _, o := range Outcomes {
+		if got[o] > 0 {
+			out = append(out, OutcomeCount{o, got[o]})
+		}
+	}
+	return out, nil
+}
+
+// ChartData is what the charts of one window show: jobs per hour and
+// outcome, and run time by executable.
+type ChartData struct {
+	Hours []HourCount
+	// Exes are the slowest executables by mean run time, at most the
+	// limit asked for.
+	Exes []ExeDuration
+}
+
+// Charts returns JobsPerHour and DurationByExe of [since, until) from one
+// pass over the window's rows (the created_at index range), limiting the
+// executables to limit (0 means 10).
+func (s *Store) Charts(ctx context.Context, since, until time.Time, limit int) (*ChartData, error) {
+	if limit <= 0 {
+		limit = 10
+	}
+	rows, err := s.r.QueryxContext(ctx, `SELECT substr(created_at, 1, 13) AS hour, `+outcomeSQL+` AS outcome, exe,
+		COUNT(*), COUNT(ms), COALESCE(SUM(ms), 0), COALESCE(MAX(ms), 0) FROM (
+			SELECT created_at, state, exit_code, exe,
+				CASE WHEN started_at IS NOT NULL AND finished_at IS NOT NULL
+				THEN (julianday(finished_at) - julianday(started_at)) * 86400000.0 END AS ms
+			FROM jobs INDEXED BY jobs_created_at WHERE created_at >= ? AND created_at < ?)
+		GROUP BY hour, outcome, exe`, fmtTime(since), fmtTime(until))
+	if err != nil {
+		return nil, fmt.Errorf("charts: %w", err)
+	}
+	defer rows.Close()
+	type acc struct {
+		ran      int
+		sum, max float64
+	}
+	hours := map[string]map[Outcome]int{}
+	exes := map[string]*acc{}
+	for rows.Next() {
+		var hour, outcome, exe string
+		var jobs, ran int
+		var sum, maxMS float64
+		if err := rows.Scan(&hour, &outcome, &exe, &jobs, &ran, &sum, &maxMS); err != nil {
+			return nil, fmt.Errorf("charts: %w", err)
+		}
+		if hours[hour] == nil {
+			hours[hour] = map[Outcome]int{}
+		}
+		hours[hour][Outcome(outcome)] += jobs
+		if ran > 0 {
+			a := exes[exe]
+			if a == nil {
+				a = &acc{}
+				exes[exe] = a
+			}
+			a.ran += ran
+			a.sum += sum
+			a.max = max(a.max, maxMS)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("charts: %w", err)
+	}
+	d := &ChartData{}
+	for hour, byOutcome := range hours {
+		t, err := time.Parse("2006-01-02T15", hour)
+		if err != nil {
+			return nil, fmt.Errorf("charts: parse hour %q: %w", hour, err)
+		}
+		for _, o := range Outcomes {
+			if n := byOutcome[o]; n > 0 {
+				d.Hours = append(d.Hours, HourCount{Hour: t, Outcome: o, Jobs: n})
+			}
+		}
+	}
+	sort.SliceStable(d.Hours, func(i, j int) bool { return d.Hours[i].Hour.Before(d.Hours[j].Hour) })
+	for exe, a := range exes {
+		ms := func(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
+		d.Exes = append(d.Exes, ExeDuration{Exe: exe, Jobs: a.ran, Mean: ms(a.sum / float64(a.ran)), Max: ms(a.max)})
+	}
+	sort.Slice(d.Exes, func(i, j int) bool {
+		if d.Exes[i].Mean != d.Exes[j].Mean {
+			return d.Exes[i].Mean > d.Exes[j].Mean
+		}
+		return d.Exes[i].Exe < d.Exes[j].Exe
+	})
+	if len(d.Exes) > limit {
+		d.Exes = d.Exes[:limit]
+	}
+	return d, nil
+}

@@ -1,0 +1,73 @@
+package webui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"regexp"
+
+	"github.com/google/uuid"
+
+	"github.com/bgcmd/bgcmd"
+	"github.com/bgcmd/bgcmd/artifacts"
+	"github.com/bgcmd/bgcmd/jobstore"
+)
+
+// shaRE is a well-formed artifact name: a lowercase hex sha256. Nothing
+// else is ever joined into a path under the artifact store.
+var shaRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// job loads the job the request's {id} names. An id that is not a UUID is
+// not looked up; both it and an unknown id answer 404.
+func (s *Server) job(ctx context.Context, r *http.Request) (*jobstore.Record, error) {
+	id := r.PathValue("id")
+	if _, err := uuid.Parse(id); err != nil {
+		return nil, &httpError{code: http.StatusNotFound, msg: fmt.Sprintf("no job %q: a job id is a UUID", id)}
+	}
+	rec, err := s.store.Get(ctx, id)
+	if errors.Is(err, bgcmd.ErrNotFound) {
+		return nil, &httpError{code: http.StatusNotFound, msg: fmt.Sprintf("no job %s in this store (pruned, or another --home?)", id)}
+	}
+	return rec, err
+}
+
+// source locates a job stream's bytes without writing anything: the live
+// log under jobs/<id>/ while the job runs, the banked artifact after (with
+// the artifact row, nil while running). The id comes from the store's own
+// row, never from the request.
+func (s *Server) source(ctx context.Context, rec *jobstore.Record, st bgcmd.Stream) (artifacts.Source, *bgcmd.Artifact, error) {
+	if !rec.State.Settled() {
+		p := filepath.Join(s.home, "jobs", rec.ID, string(st)+".log")
+		return artifacts.Source{Path: p, IndexPath: p + artifacts.IndexSuffix}, nil, nil
+	}
+	arts, err := s.store.Artifacts(ctx, rec.ID)
+	if err != nil {
+		return artifacts.Source{}, nil, err
+	}
+	for i := range arts {
+		if arts[i].Stream == st {
+			if !shaRE.MatchString(arts[i].SHA256) {
+				return artifacts.Source{}, nil, fmt.Errorf("the %s artifact of job %s has a malformed sha256 %q in the store: run `bgcmd verify`", st, rec.ID, arts[i].SHA256)
+			}
+			p := s.arts.Path(arts[i].SHA256)
+			return artifacts.Source{Path: p, IndexPath: p + artifacts.IndexSuffix, Final: true}, &arts[i], nil
+		}
+	}
+	return artifacts.Source{}, nil, &httpError{code: http.StatusNotFound,
+		msg: fmt.Sprintf("job %s settled as %s with no banked %s: nothing to show", rec.ID, rec.State, st)}
+}
+
+// streamParam reads the stream query parameter: stdout (the default) or
+// stderr.
+func streamParam(r *http.Request) (bgcmd.Stream, error) {
+	st := bgcmd.Stream(r.URL.Query().Get("stream"))
+	if st == "" {
+		return bgcmd.Stdout, nil
+	}
+	if !st.Valid() {
+		return "", &httpError{code: http.StatusBadRequest, msg: fmt.Sprintf("stream %q: want stdout or stderr", st)}
+	}
+	return st, nil
+}
