@@ -22,13 +22,20 @@ type Store struct {
 }
 
 // Path returns where the artifact with this hex sha256 lives. It does not
-// check that it exists or that sha256 is well formed (Verify does).
+// check that it exists (Verify does); a malformed sha256 gets a path in the
+// store that no artifact has, never one built from the malformed text.
 func (s *Store) Path(sha256 string) string {
-	if len(sha256) < 2 {
-		return filepath.Join(s.Dir, sha256)
+	if !validSHA(sha256) {
+		// Never a path built from what a record says: a record edited to
+		// hold "../../etc/passwd" names a file that cannot exist.
+		return filepath.Join(s.Dir, "malformed-sha256")
 	}
 	return filepath.Join(s.Dir, sha256[:2], sha256)
 }
+
+// ValidSHA256 reports whether s is a well-formed artifact name: a
+// lowercase hex sha256. Only such a name is ever joined into a path.
+func ValidSHA256(s string) bool { return validSHA(s) }
 
 // Bank moves the settled log at logPath into the store and returns its
 // Summary and artifact path.

@@ -228,6 +228,10 @@ func (r *Runner) Source(ctx context.Context, id string, stream bgcmd.Stream) (ar
 	}
 	for _, a := range arts {
 		if a.Stream == stream {
+			if !artifacts.ValidSHA256(a.SHA256) {
+				return artifacts.Source{}, fmt.Errorf("job %s: its %s record names a malformed sha256 %q (the store was edited by hand?): nothing is served; bgcmd verify %s reports it",
+					id, stream, a.SHA256, id)
+			}
 			return r.artifactSource(a), nil
 		}
 	}
