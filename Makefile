@@ -20,9 +20,12 @@ test:
 	$(GO) test -race -count=1 $(PKGS)
 
 # Every benchmark of the project, each beside a baseline measured in the same
-# run, gathered into bench/REPORT.md and bench/report.json (machine line,
-# figure, baseline, ratio, aim). BENCH_CAPTURE_MB and BENCH_LOG_MB size the
-# big inputs (the capture benchmarks' output, the log the reader pages).
+# run (the same work without bgcmd), gathered into bench/REPORT.md and
+# bench/report.json (machine line, figure, baseline, ratio, aim). The
+# benchmarks whose one run takes seconds (capture, reconcile, prune) take at
+# least three samples, bgcmd and baseline interleaved, and the report shows
+# their median and spread. BENCH_CAPTURE_MB and BENCH_LOG_MB size the big
+# inputs (the capture benchmarks' output, the log the reader pages).
 BENCHTIME        ?= 1s
 BENCH_CAPTURE_MB ?= 1024
 BENCH_LOG_MB     ?= 1024

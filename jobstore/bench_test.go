@@ -1,18 +1,30 @@
 package jobstore_test
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
+	"fmt"
+	"io"
+	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"sync"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/jobstore"
 )
+
+// The transition benchmarks compare bgcmd's Create and Settle with the same
+// statements run on the same migrated schema through a bare database/sql
+// connection opened with the store writer's pragmas: what bgcmd's code
+// around the SQL costs. The 8-process pair starts its 8 processes, lets each
+// open the database and waits until all are ready before timing starts.
 
 // BenchmarkTransitionsOneWriter measures one process creating and settling
 // jobs: two transitions per job, each its own durable transaction.
@@ -32,23 +44,18 @@ func BenchmarkTransitionsOneWriter(b *testing.B) {
 	b.ReportMetric(float64(2*b.N)/b.Elapsed().Seconds(), "transitions/s")
 }
 
-// BenchmarkRawInsertBaseline is the floor for the above: two single-row
-// autocommit writes per iteration into a bare table with the same pragmas.
-func BenchmarkRawInsertBaseline(b *testing.B) {
-	path := filepath.Join(b.TempDir(), "raw.db")
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate")
-	require.NoError(b, err)
-	defer db.Close()
-	db.SetMaxOpenConns(1)
-	_, err = db.Exec(`CREATE TABLE t (id TEXT PRIMARY KEY, state TEXT NOT NULL)`)
-	require.NoError(b, err)
+// BenchmarkTransitionsOneWriterRawBaseline is the floor for the above:
+// Create's and Settle's statements, each pair in its own immediate
+// transaction, on the migrated schema.
+func BenchmarkTransitionsOneWriterRawBaseline(b *testing.B) {
+	w := openRawWriter(b, migrated(b))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		id := jobstore.NewID()
-		if _, err := db.Exec(`INSERT INTO t (id, state) VALUES (?, 'running')`, id); err != nil {
+		if err := w.create(id, "bench"); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := db.Exec(`UPDATE t SET state = 'exited' WHERE id = ? AND state = 'running'`, id); err != nil {
+		if err := w.settle(id, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -56,101 +63,244 @@ func BenchmarkRawInsertBaseline(b *testing.B) {
 }
 
 // BenchmarkTransitionsEightProcesses measures 8 separate processes writing
-// one file at once (b.N jobs each, two transitions per job).
-func BenchmarkTransitionsEightProcesses(b *testing.B) {
+// one file at once through the store (b.N jobs each, two transitions per
+// job).
+func BenchmarkTransitionsEightProcesses(b *testing.B) { benchEightProcesses(b, workerBgcmd) }
+
+// BenchmarkTransitionsEightProcessesRawBaseline: the same 8 processes
+// running the same statements without the store around them.
+func BenchmarkTransitionsEightProcessesRawBaseline(b *testing.B) {
+	benchEightProcesses(b, workerRaw)
+}
+
+func benchEightProcesses(b *testing.B, mode string) {
 	const procs = 8
 	jobs := max(b.N, 50)
-	path := filepath.Join(b.TempDir(), "bgcmd.db")
-	s := openTest(b, jobstore.Options{Path: path}) // migrate outside the timing
-	s.Close()
-	b.ResetTimer()
-	for i, cmd := range startWorkers(b, path, procs, jobs) {
-		if err := cmd.Wait(); err != nil {
+	b.StopTimer()
+	path := migrated(b)
+	workers := startBenchWorkers(b, path, mode, procs, jobs)
+	b.StartTimer()
+	start := time.Now()
+	for _, w := range workers {
+		require.NoError(b, w.stdin.Close()) // go
+	}
+	for i, w := range workers {
+		if err := w.cmd.Wait(); err != nil {
 			b.Fatalf("worker %d: %v", i, err)
 		}
 	}
-	b.ReportMetric(float64(2*procs*jobs)/b.Elapsed().Seconds(), "transitions/s")
+	took := time.Since(start)
+	b.StopTimer()
+	var events int
+	require.NoError(b, openRaw(b, path).QueryRow(`SELECT COUNT(*) FROM job_events`).Scan(&events))
+	require.Equal(b, 2*procs*jobs, events)
+	b.ReportMetric(float64(2*procs*jobs)/took.Seconds(), "transitions/s")
 }
 
-var (
-	millionOnce sync.Once
-	millionPath string
-	millionDir  string
+// migrated returns a fresh database file migrated by the store.
+func migrated(b *testing.B) string {
+	path := filepath.Join(b.TempDir(), "bgcmd.db")
+	s, err := jobstore.Open(context.Background(), jobstore.Options{Path: path, Host: "test-host"})
+	require.NoError(b, err)
+	require.NoError(b, s.Close())
+	return path
+}
+
+// The benchmark workers are this test binary run again; init turns such a
+// process into a worker before the tests' TestMain runs.
+const (
+	benchWorkerEnv     = "BGCMD_JOBSTORE_BENCH_WORKER"
+	benchWorkerDBEnv   = "BGCMD_JOBSTORE_BENCH_DB"
+	benchWorkerJobsEnv = "BGCMD_JOBSTORE_BENCH_JOBS"
+	benchWorkerNameEnv = "BGCMD_JOBSTORE_BENCH_NAME"
+	workerBgcmd        = "bgcmd"
+	workerRaw          = "raw"
 )
 
-// millionJobs builds (once per process) a store with 1,000,000 jobs over 10
-// sessions: mostly exited and seen, some failed, a few running or unread.
-func millionJobs(b *testing.B) string {
-	millionOnce.Do(func() {
-		var err error
-		millionDir, err = os.MkdirTemp("", "bgcmd-bench-")
-		require.NoError(b, err)
-		millionPath = filepath.Join(millionDir, "bgcmd.db")
-		s, err := jobstore.Open(context.Background(), jobstore.Options{Path: millionPath, Host: "test-host"})
-		require.NoError(b, err)
-		s.Close()
-		db := openRaw(b, millionPath)
-		_, err = db.Exec(`WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 999999)
-			INSERT INTO jobs (id, session, host, argv, exe, cwd, timeout_ms, kill_grace_ms,
-				max_output_bytes, state, exit_code, created_at, finished_at, seen_at)
-			SELECT printf('%08x-0000-7000-8000-%012d', i / 1000, i), 's' || (i % 10), 'test-host',
-				'["/usr/bin/make"]', '/usr/bin/make', '/', 60000, 5000, 1048576,
-				CASE WHEN i % 1000 = 7 THEN 'running' WHEN i % 50 = 3 THEN 'timeout' ELSE 'exited' END,
-				CASE WHEN i % 1000 = 7 THEN NULL WHEN i % 20 = 1 THEN 1 ELSE 0 END,
-				'2026-01-01T00:00:00.000000000Z', '2026-01-01T00:00:01.000000000Z',
-				CASE WHEN i % 1000 = 17 OR i % 1000 = 7 THEN NULL ELSE '2026-01-01T00:00:02.000000000Z' END
-			FROM n`)
-		require.NoError(b, err)
-		_, err = db.Exec(`ANALYZE`)
-		require.NoError(b, err)
-	})
-	return millionPath
+func init() {
+	mode := os.Getenv(benchWorkerEnv)
+	if mode == "" {
+		return
+	}
+	n, _ := strconv.Atoi(os.Getenv(benchWorkerJobsEnv))
+	if err := runBenchWorker(mode, os.Getenv(benchWorkerDBEnv), os.Getenv(benchWorkerNameEnv), n); err != nil {
+		fmt.Fprintln(os.Stderr, "bench worker:", err)
+		os.Exit(workerFailCode)
+	}
+	os.Exit(0)
 }
 
-// BenchmarkList50FailedAtMillion: the 50 newest failed (timeout) jobs of one
-// session with 1,000,000 jobs in the table.
-func BenchmarkList50FailedAtMillion(b *testing.B) {
-	s := openTest(b, jobstore.Options{Path: millionJobs(b)})
+// runBenchWorker opens the database, says "ready" on stdout, waits for its
+// stdin to close and then creates and settles jobs jobs.
+func runBenchWorker(mode, path, session string, jobs int) error {
 	ctx := context.Background()
-	p := jobstore.ListParams{Session: "s3", States: []bgcmd.State{bgcmd.StateTimeout}, Limit: 50}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		res, err := s.List(ctx, p)
-		if err != nil || len(res.Jobs) != 50 {
-			b.Fatalf("list: %v (%d jobs)", err, len(res.Jobs))
+	var create func(i int) (string, error)
+	var settle func(id string, code int) error
+	switch mode {
+	case workerBgcmd:
+		s, err := jobstore.Open(ctx, jobstore.Options{Path: path, Host: "test-host"})
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		create = func(int) (string, error) {
+			j := &bgcmd.Job{Session: session, Argv: []string{"/bin/true"}, Exe: "/bin/true", Cwd: "/"}
+			err := s.Create(ctx, j)
+			return j.ID, err
+		}
+		settle = func(id string, code int) error {
+			_, err := s.Settle(ctx, jobstore.SettleParams{ID: id, To: bgcmd.StateExited, ExitCode: &code})
+			return err
+		}
+	case workerRaw:
+		w, err := newRawWriter(path)
+		if err != nil {
+			return err
+		}
+		defer w.db.Close()
+		create = func(int) (string, error) {
+			id := jobstore.NewID()
+			return id, w.create(id, session)
+		}
+		settle = func(id string, code int) error { return w.settle(id, &code) }
+	default:
+		return fmt.Errorf("unknown worker mode %q", mode)
+	}
+	if _, err := fmt.Println("ready"); err != nil {
+		return err
+	}
+	if _, err := io.Copy(io.Discard, os.Stdin); err != nil {
+		return err
+	}
+	for i := range jobs {
+		id, err := create(i)
+		if err != nil {
+			return fmt.Errorf("job %d create: %w", i, err)
+		}
+		if err := settle(id, i%4); err != nil {
+			return fmt.Errorf("job %d settle: %w", i, err)
 		}
 	}
-	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/op")
+	return nil
 }
 
-// BenchmarkCountersAtMillion: a session's running and finished counters.
-func BenchmarkCountersAtMillion(b *testing.B) {
-	s := openTest(b, jobstore.Options{Path: millionJobs(b)})
-	ctx := context.Background()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		c, err := s.Counters(ctx, "s7")
-		if err != nil || c.Running != 1000 || c.Finished != 1000 {
-			b.Fatalf("counters: %v %+v", err, c)
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/op")
+type benchWorker struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
 }
 
-// BenchmarkCountersFullScanBaseline answers the same question without the
-// partial indexes, scanning the table: what the indexes save.
-func BenchmarkCountersFullScanBaseline(b *testing.B) {
-	db := openRaw(b, millionJobs(b))
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		var running, finished int
-		err := db.QueryRow(`SELECT
-			(SELECT COUNT(*) FROM jobs NOT INDEXED WHERE session = 's7' AND state = 'running'),
-			(SELECT COUNT(*) FROM jobs NOT INDEXED WHERE session = 's7' AND state <> 'running' AND seen_at IS NULL)`).
-			Scan(&running, &finished)
-		if err != nil || running != 1000 || finished != 1000 {
-			b.Fatalf("scan: %v %d", err, running)
-		}
+// startBenchWorkers starts n workers on path and returns once each has
+// opened the database and said so.
+func startBenchWorkers(b *testing.B, path, mode string, n, jobsEach int) []benchWorker {
+	b.Helper()
+	workers := make([]benchWorker, n)
+	for i := range workers {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), benchWorkerEnv+"="+mode, benchWorkerDBEnv+"="+path,
+			benchWorkerJobsEnv+"="+strconv.Itoa(jobsEach), benchWorkerNameEnv+"="+fmt.Sprintf("w%d", i))
+		cmd.Stderr = os.Stderr
+		stdin, err := cmd.StdinPipe()
+		require.NoError(b, err)
+		stdout, err := cmd.StdoutPipe()
+		require.NoError(b, err)
+		require.NoError(b, cmd.Start())
+		b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		line, err := bufio.NewReader(stdout).ReadString('\n')
+		require.NoError(b, err, "worker %d did not say it was ready", i)
+		require.Equal(b, "ready\n", line)
+		workers[i] = benchWorker{cmd: cmd, stdin: stdin}
 	}
-	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/op")
+	return workers
+}
+
+// rawWriter runs the store's Create and Settle statements on a bare
+// connection.
+type rawWriter struct{ db *sql.DB }
+
+// newRawWriter opens path as the store's writer does: the same pragmas,
+// immediate transactions, one connection.
+func newRawWriter(path string) (*rawWriter, error) {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	return &rawWriter{db: db}, db.Ping()
+}
+
+func openRawWriter(b *testing.B, path string) *rawWriter {
+	w, err := newRawWriter(path)
+	require.NoError(b, err)
+	b.Cleanup(func() { w.db.Close() })
+	return w
+}
+
+const (
+	rawTimeLayout = "2006-01-02T15:04:05.000000000Z07:00"
+	// rawJobColumns is what the store's Settle returns.
+	rawJobColumns = `id, session, host, argv, exe, cwd, env_replaced, env_names,
+	timeout_ms, kill_grace_ms, max_output_bytes, labels, state, exit_code, signal,
+	error, pid, pgid, pid_start, supervisor_pid, supervisor_start, boot_id,
+	detached, kill_signal, kill_requested_at, created_at, started_at,
+	finished_at, seen_at`
+	rawJobColumnCount = 29
+)
+
+// create is Create's transaction: the job row and its creation event.
+func (w *rawWriter) create(id, session string) error {
+	at := time.Now().UTC().Format(rawTimeLayout)
+	tx, err := w.db.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec(`INSERT INTO jobs (id, session, host, argv, exe,
+			cwd, env_replaced, env_names, timeout_ms, kill_grace_ms, max_output_bytes,
+			labels, state, supervisor_pid, supervisor_start, boot_id, detached, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		id, session, "test-host", `["/bin/true"]`, "/bin/true", "/", false, "[]", 60000, 1000,
+		1<<20, "{}", "running", 0, 0, "", false, at); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(`INSERT INTO job_events (job_id, from_state, to_state, at, detail)
+		VALUES (?, ?, ?, ?, ?)`, id, nil, "running", at, "{}"); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// settle is Settle's transaction: the compare-and-set returning the row,
+// and the terminal event.
+func (w *rawWriter) settle(id string, code *int) error {
+	at := time.Now().UTC().Format(rawTimeLayout)
+	var exit any
+	if code != nil {
+		exit = *code
+	}
+	tx, err := w.db.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	cols := make([]any, rawJobColumnCount)
+	for i := range cols {
+		cols[i] = new(any)
+	}
+	if err := tx.QueryRow(`UPDATE jobs SET state = ?, exit_code = ?, signal = ?,
+		error = ?, finished_at = ? WHERE id = ? AND state = 'running'
+		AND (? = 0 OR supervisor_pid = ?) RETURNING `+rawJobColumns,
+		"exited", exit, "", "", at, id, 0, 0).Scan(cols...); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(`INSERT INTO job_events (job_id, from_state, to_state, at, detail)
+		VALUES (?, ?, ?, ?, ?)`, id, "running", "exited", at, "{}"); err != nil {
+		return err
+	}
+	return tx.Commit()
 }

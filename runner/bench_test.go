@@ -2,16 +2,11 @@ package runner_test
 
 import (
 	"context"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
+	"sort"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/stretchr/testify/require"
 
 	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/runner"
@@ -90,86 +85,6 @@ func BenchmarkLifecycleTrueConcurrent4(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
 }
 
-// captureSize is the output size of the capture benchmarks; BGCMD_BENCH_CAPTURE_MB
-// overrides it (default 1024 MiB).
-func captureSize() int64 {
-	if v, err := strconv.Atoi(os.Getenv("BGCMD_BENCH_CAPTURE_MB")); err == nil && v > 0 {
-		return int64(v) << 20
-	}
-	return 1 << 30
-}
-
-func captureArgv(large bool) []string {
-	n := captureSize()
-	if large {
-		return []string{"/bin/dd", "if=/dev/zero", "bs=1M", "count=" + strconv.FormatInt(n>>20, 10), "status=none"}
-	}
-	return []string{"/usr/bin/head", "-c", strconv.FormatInt(n, 10), "/dev/zero"}
-}
-
-func benchCapture(b *testing.B, large bool) {
-	e := benchEnv(b, false, "/bin/dd", "/usr/bin/head")
-	ctx := context.Background()
-	argv := captureArgv(large)
-	b.SetBytes(captureSize())
-	before := rssKiB("self")
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		j, err := e.r.Start(ctx, argv, runner.StartOptions{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		s, err := e.r.Await(ctx, j.ID, 10*time.Minute)
-		if err != nil || s.State != bgcmd.StateExited || s.Stdout.Bytes != captureSize() {
-			b.Fatalf("%v %+v", err, s)
-		}
-	}
-	b.StopTimer()
-	b.ReportMetric(float64(rssKiB("self")-before), "rss-growth-KiB")
-}
-
-func benchDirect(b *testing.B, large bool) {
-	argv := captureArgv(large)
-	dir := b.TempDir()
-	b.SetBytes(captureSize())
-	for i := 0; i < b.N; i++ {
-		f, err := os.Create(filepath.Join(dir, "out"))
-		require.NoError(b, err)
-		cmd := exec.Command(argv[0], argv[1:]...)
-		cmd.Stdout = f
-		require.NoError(b, cmd.Run())
-		require.NoError(b, f.Close())
-	}
-}
-
-// BenchmarkCaptureSmallWrites: head -c writes small chunks through bgcmd's
-// capture (cap, tail, hash and index all on).
-func BenchmarkCaptureSmallWrites(b *testing.B) { benchCapture(b, false) }
-
-// BenchmarkDirectFileSmallWrites: the same command writing straight to a file.
-func BenchmarkDirectFileSmallWrites(b *testing.B) { benchDirect(b, false) }
-
-// BenchmarkCaptureLargeWrites: dd bs=1M through bgcmd's capture.
-func BenchmarkCaptureLargeWrites(b *testing.B) { benchCapture(b, true) }
-
-// BenchmarkDirectFileLargeWrites: dd bs=1M straight to a file.
-func BenchmarkDirectFileLargeWrites(b *testing.B) { benchDirect(b, true) }
-
-// rssKiB reads VmRSS of a process from /proc.
-func rssKiB(pid string) int64 {
-	b, err := os.ReadFile("/proc/" + pid + "/status")
-	if err != nil {
-		return -1
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "VmRSS:") {
-			n, _ := strconv.ParseInt(strings.Fields(line)[1], 10, 64)
-			return n
-		}
-	}
-	return -1
-}
-
 // BenchmarkDetachedStart: runner.Start with a detached supervisor until it
 // returns (the child running), vs BenchmarkRawExecTrue.
 func BenchmarkDetachedStart(b *testing.B) {
@@ -190,20 +105,61 @@ func BenchmarkDetachedStart(b *testing.B) {
 	}
 }
 
-// BenchmarkReconcile1000Orphans: reconcile of 1,000 jobs whose supervisor
-// died, each with its logs on disk.
-func BenchmarkReconcile1000Orphans(b *testing.B) {
-	for i := 0; i < b.N; i++ {
-		b.StopTimer()
-		e := benchEnv(b, false)
-		dead := deadPID(b)
-		for range 1000 {
-			orphanRow(b, e, dead, 0)
-		}
-		b.StartTimer()
-		rep, err := e.r.Reconcile(context.Background())
-		require.NoError(b, err)
-		require.Equal(b, 1000, rep.Orphaned)
-	}
-	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/1000-orphans")
+// minSamples is the fewest samples a benchmark makes whose one run takes
+// seconds (capture, reconcile, prune): the report shows the median of the
+// samples and their spread, not one lucky or unlucky run.
+const minSamples = 3
+
+// sampleCount is how many samples such a benchmark makes: b.N, and at
+// least minSamples.
+func sampleCount(b *testing.B) int { return max(b.N, minSamples) }
+
+// samples collects the per-sample values of a benchmark's metrics. The
+// benchmarks that use it interleave bgcmd and its baseline in every sample,
+// so a busy neighbour slows both alike.
+type samples struct {
+	units []string
+	vals  map[string][]float64
 }
+
+// add records one sample's value of a metric.
+func (s *samples) add(unit string, v float64) {
+	if s.vals == nil {
+		s.vals = map[string][]float64{}
+	}
+	if _, ok := s.vals[unit]; !ok {
+		s.units = append(s.units, unit)
+	}
+	s.vals[unit] = append(s.vals[unit], v)
+}
+
+// op records one sample's time of bgcmd's run: it becomes ns/op.
+func (s *samples) op(d time.Duration) { s.add("ns/op", float64(d.Nanoseconds())) }
+
+// report reports every metric's median under its own unit (ns/op and MB/s
+// included: they replace the framework's, which divide by b.N) and its
+// spread as min-<unit> and max-<unit>, plus the number of samples.
+func (s *samples) report(b *testing.B) {
+	b.Helper()
+	for _, u := range s.units {
+		v := append([]float64(nil), s.vals[u]...)
+		sort.Float64s(v)
+		b.ReportMetric(median(v), u)
+		b.ReportMetric(v[0], "min-"+u)
+		b.ReportMetric(v[len(v)-1], "max-"+u)
+	}
+	if len(s.units) > 0 {
+		b.ReportMetric(float64(len(s.vals[s.units[0]])), "samples")
+	}
+}
+
+// median of sorted values.
+func median(v []float64) float64 {
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

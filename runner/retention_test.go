@@ -3,9 +3,7 @@ package runner_test
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -106,109 +104,4 @@ func TestRetentionGCRemovesStrayFilesAndLeftoverDirsButNotLiveOnes(t *testing.T)
 
 	require.NoError(t, os.WriteFile(flag, nil, 0o600))
 	require.Equal(t, "waiting\ndone\n", func() string { e.await(live.ID); return e.output(live.ID, bgcmd.Stdout) }())
-}
-
-// BenchmarkPrune prunes 100,000 settled jobs, each with its own stdout
-// artifact file, and reports jobs/s beside a baseline measured in the same
-// run: one plain DELETE of as many rows from a raw table.
-func BenchmarkPrune(b *testing.B) {
-	const jobs = 100_000
-	ctx := context.Background()
-	for range b.N {
-		b.StopTimer()
-		home := b.TempDir()
-		path := filepath.Join(home, "bgcmd.db")
-		st, err := jobstore.Open(ctx, jobstore.Options{Path: path, Host: "bench"})
-		require.NoError(b, err)
-		seedSettled(b, path, filepath.Join(home, "artifacts"), jobs)
-		r, err := runner.New(ctx, runner.Options{Store: st, Home: home, SkipReconcile: true})
-		require.NoError(b, err)
-		base := rawDelete(b, filepath.Join(home, "raw.db"), jobs)
-
-		b.StartTimer()
-		start := time.Now()
-		rep, err := r.Prune(ctx, jobstore.PruneParams{FinishedBefore: time.Now()})
-		elapsed := time.Since(start)
-		b.StopTimer()
-		require.NoError(b, err)
-		require.Len(b, rep.Jobs, jobs)
-		require.Equal(b, 2*jobs, rep.RemovedFiles)
-
-		b.ReportMetric(jobs/elapsed.Seconds(), "jobs/s")
-		b.ReportMetric(jobs/base.Seconds(), "baseline_rows/s")
-		b.ReportMetric(elapsed.Seconds()/base.Seconds(), "x_baseline")
-		require.NoError(b, st.Close())
-	}
-}
-
-// seedSettled writes n settled, read jobs with their events and one unique
-// stdout artifact (file and index) each, straight into the database.
-func seedSettled(b *testing.B, path, artDir string, n int) {
-	b.Helper()
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
-	require.NoError(b, err)
-	defer db.Close()
-	tx, err := db.Begin()
-	require.NoError(b, err)
-	job, err := tx.Prepare(`INSERT INTO jobs (id, session, host, argv, exe, cwd, timeout_ms,
-		kill_grace_ms, max_output_bytes, state, exit_code, created_at, started_at, finished_at, seen_at)
-		VALUES (?, 'bench', 'bench', '["/bin/true"]', '/bin/true', '/', 60000, 1000, 1024, 'exited', 0, ?, ?, ?, ?)`)
-	require.NoError(b, err)
-	ev, err := tx.Prepare(`INSERT INTO job_events (job_id, from_state, to_state, at) VALUES (?, ?, ?, ?)`)
-	require.NoError(b, err)
-	art, err := tx.Prepare(`INSERT INTO artifacts (id, job_id, stream, sha256, bytes, chars, lines, created_at)
-		VALUES (?, ?, 'stdout', ?, ?, ?, 1, ?)`)
-	require.NoError(b, err)
-	store := &artifacts.Store{Dir: artDir}
-	at := time.Now().Add(-time.Hour).UTC().Format("2006-01-02T15:04:05.000000000Z07:00")
-	for i := range n {
-		id := jobstore.NewID()
-		content := []byte(fmt.Sprintf("job %d\n", i))
-		sum := sha256.Sum256(content)
-		sha := hex.EncodeToString(sum[:])
-		_, err = job.Exec(id, at, at, at, at)
-		require.NoError(b, err)
-		_, err = ev.Exec(id, nil, "running", at)
-		require.NoError(b, err)
-		_, err = ev.Exec(id, "running", "exited", at)
-		require.NoError(b, err)
-		_, err = art.Exec(jobstore.NewID(), id, sha, len(content), len(content), at)
-		require.NoError(b, err)
-		p := store.Path(sha)
-		if err := os.WriteFile(p, content, 0o644); err != nil {
-			require.NoError(b, os.MkdirAll(filepath.Dir(p), 0o755))
-			require.NoError(b, os.WriteFile(p, content, 0o644))
-		}
-		require.NoError(b, os.WriteFile(p+artifacts.IndexSuffix, nil, 0o644))
-	}
-	require.NoError(b, tx.Commit())
-}
-
-// rawDelete times one plain DELETE of n rows from a table with a text
-// primary key, in its own database file.
-func rawDelete(b *testing.B, path string, n int) time.Duration {
-	b.Helper()
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)")
-	require.NoError(b, err)
-	defer db.Close()
-	db.SetMaxOpenConns(1)
-	_, err = db.Exec(`CREATE TABLE raw (id TEXT PRIMARY KEY, payload TEXT NOT NULL)`)
-	require.NoError(b, err)
-	tx, err := db.Begin()
-	require.NoError(b, err)
-	ins, err := tx.Prepare(`INSERT INTO raw (id, payload) VALUES (?, ?)`)
-	require.NoError(b, err)
-	for i := range n {
-		_, err := ins.Exec(jobstore.NewID(), fmt.Sprintf("row %d", i))
-		require.NoError(b, err)
-	}
-	require.NoError(b, tx.Commit())
-	start := time.Now()
-	res, err := db.Exec(`DELETE FROM raw`)
-	elapsed := time.Since(start)
-	require.NoError(b, err)
-	got, err := res.RowsAffected()
-	require.NoError(b, err)
-	require.Equal(b, int64(n), got)
-	return elapsed
 }

@@ -2,20 +2,15 @@ package soak
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
-
 	"github.com/bgcmd/bgcmd"
-	"github.com/bgcmd/bgcmd/jobstore"
 )
 
 // BenchmarkCLIRun times `bgcmd run -- /bin/true` (the real binary, a
@@ -97,48 +92,4 @@ func BenchmarkRawExecTrueConcurrent4(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
-}
-
-// BenchmarkSettle1000RawBaseline is the floor under
-// runner.BenchmarkReconcile1000Orphans: 1,000 single-row compare-and-set
-// UPDATEs, each its own transaction, on a bare SQLite table with bgcmd's
-// pragmas (WAL, synchronous NORMAL, immediate transactions). Reconcile does
-// that much durable writing per job, plus its checks and banking.
-func BenchmarkSettle1000RawBaseline(b *testing.B) {
-	const jobs = 1000
-	for range b.N {
-		b.StopTimer()
-		path := filepath.Join(b.TempDir(), "raw.db")
-		db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate")
-		require.NoError(b, err)
-		db.SetMaxOpenConns(1)
-		_, err = db.Exec(`CREATE TABLE jobs (id TEXT PRIMARY KEY, state TEXT NOT NULL, error TEXT NOT NULL DEFAULT '')`)
-		require.NoError(b, err)
-		ids := make([]string, jobs)
-		tx, err := db.Begin()
-		require.NoError(b, err)
-		for i := range ids {
-			ids[i] = jobstore.NewID()
-			_, err := tx.Exec(`INSERT INTO jobs (id, state) VALUES (?, 'running')`, ids[i])
-			require.NoError(b, err)
-		}
-		require.NoError(b, tx.Commit())
-		b.StartTimer()
-		for _, id := range ids {
-			tx, err := db.Begin()
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := tx.Exec(`UPDATE jobs SET state = 'orphaned', error = 'supervisor died' WHERE id = ? AND state = 'running'`, id); err != nil {
-				b.Fatal(err)
-			}
-			if err := tx.Commit(); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.StopTimer()
-		require.NoError(b, db.Close())
-		b.StartTimer()
-	}
-	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/1000-jobs")
 }

@@ -14,8 +14,42 @@ import (
 // measure is one number of a figure, as found in the run.
 type measure struct {
 	ref
+	// Value is the number; for a benchmark that ran several samples, their
+	// median.
 	Value float64 `json:"value"`
 	Found bool    `json:"found"`
+	// Spread is the samples' range, when the benchmark reported one.
+	Spread *spread `json:"spread,omitempty"`
+}
+
+// spread is the smallest and largest of a metric's samples.
+type spread struct {
+	Min     float64 `json:"min"`
+	Max     float64 `json:"max"`
+	Samples int     `json:"samples"`
+}
+
+// Prefixes of the units under which a sampled benchmark reports a metric's
+// range, and the unit of its number of samples.
+const (
+	minPrefix   = "min-"
+	maxPrefix   = "max-"
+	samplesUnit = "samples"
+)
+
+// measureOf finds metric x.Metric in res, with its spread if res has one.
+func measureOf(res *result, x ref) measure {
+	m := measure{ref: x}
+	if res == nil {
+		return m
+	}
+	m.Value, m.Found = res.Metrics[x.Metric]
+	lo, okLo := res.Metrics[minPrefix+x.Metric]
+	hi, okHi := res.Metrics[maxPrefix+x.Metric]
+	if m.Found && okLo && okHi {
+		m.Spread = &spread{Min: lo, Max: hi, Samples: int(res.Metrics[samplesUnit])}
+	}
+	return m
 }
 
 // figureOut is one row of the report.
@@ -55,23 +89,17 @@ func buildReport(m *machine, cfg config, r *run) *report {
 	used := map[string]bool{}
 	lookup := func(x ref) measure {
 		res := byKey[key(x.Pkg, x.Bench)]
-		if res == nil {
-			return measure{ref: x}
+		if res != nil {
+			used[key(x.Pkg, x.Bench)] = true
 		}
-		used[key(x.Pkg, x.Bench)] = true
-		v, ok := res.Metrics[x.Metric]
-		return measure{ref: x, Value: v, Found: ok}
+		return measureOf(res, x)
 	}
 	rep := &report{Machine: m, Config: cfg, Benchmarks: r.Results, Failed: r.Failed}
 	for _, f := range figures {
 		fo := figureOut{Area: f.Area, Name: f.Name, Bgcmd: lookup(f.Bgcmd), RatioLabel: f.Ratio.label(),
 			Aim: f.Aim, Checks: f.Checks}
-		switch {
-		case f.Baseline != nil:
+		if f.Baseline != nil {
 			b := lookup(*f.Baseline)
-			fo.Baseline = &b
-		case f.Derived == derivedBytesKiB:
-			b := derivedBytes(byKey[key(f.Bgcmd.Pkg, f.Bgcmd.Bench)], f.Bgcmd)
 			fo.Baseline = &b
 		}
 		var missing []string
@@ -99,22 +127,6 @@ func buildReport(m *machine, cfg config, r *run) *report {
 		rep.FailLog = r.Log
 	}
 	return rep
-}
-
-// derivedBytes is the output size of one op (KiB) of a benchmark that set
-// its bytes: MB/s × s/op.
-func derivedBytes(res *result, x ref) measure {
-	m := measure{ref: ref{Pkg: x.Pkg, Bench: x.Bench, Metric: "output-KiB (MB/s × ns/op)"}}
-	if res == nil {
-		return m
-	}
-	mbs, ok1 := res.Metrics["MB/s"]
-	ns, ok2 := res.Metrics["ns/op"]
-	if ok1 && ok2 {
-		m.Value = math.Round(mbs * 1e6 * ns / 1e9 / 1024)
-		m.Found = true
-	}
-	return m
 }
 
 func computeRatio(k ratioKind, v, base float64) (float64, bool) {
@@ -147,12 +159,21 @@ func evaluate(checks []check, fo figureOut) *bool {
 				return nil
 			}
 			x = *fo.Ratio
+		case "excess":
+			if fo.Baseline == nil || !fo.Baseline.Found {
+				return nil
+			}
+			x = fo.Bgcmd.Value - fo.Baseline.Value
+		default:
+			return nil
 		}
 		switch c.Op {
 		case "<=":
 			ok = ok && x <= c.Limit
 		case ">=":
 			ok = ok && x >= c.Limit
+		default:
+			return nil
 		}
 	}
 	return &ok
@@ -218,7 +239,9 @@ func renderMarkdown(rep *report) string {
 	}
 	b.WriteString("\nRatios: *× baseline time* is bgcmd's time ÷ the baseline's (lower is better); *of baseline speed* is\n")
 	b.WriteString("bgcmd's throughput ÷ the baseline's (higher is better); *faster than baseline* is the baseline's time ÷\n")
-	b.WriteString("bgcmd's; *of baseline* for memory is RSS growth ÷ the output size of one run.\n")
+	b.WriteString("bgcmd's; *× baseline size* is bgcmd's peak RSS ÷ the baseline's. Where a benchmark ran several samples\n")
+	b.WriteString("(bgcmd and its baseline interleaved in each), the number is their median, the range under it their\n")
+	b.WriteString("minimum and maximum, and the ratio that of the medians.\n")
 
 	var notMeasured []string
 	for _, f := range rep.Figures {
@@ -240,7 +263,11 @@ func renderMarkdown(rep *report) string {
 			if _, dup := r.Metrics["µs/op"]; dup && u == "ns/op" {
 				continue // the benchmark reports the same time in µs
 			}
-			parts = append(parts, fmtValue(r.Metrics[u], u))
+			if strings.HasPrefix(u, minPrefix) || strings.HasPrefix(u, maxPrefix) {
+				continue // shown with the median
+			}
+			m := measureOf(r, ref{Pkg: r.Pkg, Bench: r.Name, Metric: u})
+			parts = append(parts, fmtValue(m.Value, u)+fmtSpread(m.Spread, u))
 		}
 		fmt.Fprintf(&b, "| %s | %s | %d | %s |\n", r.Pkg, r.Name, r.Iterations, strings.Join(parts, ", "))
 	}
@@ -263,12 +290,27 @@ func cell(m measure) string {
 	if !m.Found {
 		return fmt.Sprintf("not measured (`%s`)", m.Bench)
 	}
-	return fmt.Sprintf("%s <sub>%s/%s</sub>", fmtValue(m.Value, m.Metric), m.Pkg, strings.TrimPrefix(m.Bench, "Benchmark"))
+	return fmt.Sprintf("%s%s <sub>%s/%s</sub>", fmtValue(m.Value, m.Metric), fmtSpread(m.Spread, m.Metric),
+		m.Pkg, strings.TrimPrefix(m.Bench, "Benchmark"))
+}
+
+// fmtSpread renders a sampled metric's range: " (min X, max Y, N samples)".
+func fmtSpread(s *spread, unit string) string {
+	if s == nil {
+		return ""
+	}
+	v := func(x float64) string {
+		if unit == "ns/op" {
+			return fmtDuration(x)
+		}
+		return sig(x)
+	}
+	return fmt.Sprintf(" (min %s, max %s, %d samples)", v(s.Min), v(s.Max), s.Samples)
 }
 
 func fmtRatio(r float64, label string) string {
 	switch label {
-	case ratioShare.label(), ratioFraction.label():
+	case ratioShare.label():
 		return fmt.Sprintf("%s%% %s", sig(r*100), label)
 	case ratioSpeedup.label():
 		return fmt.Sprintf("%s× %s", sig(r), label)
@@ -278,8 +320,11 @@ func fmtRatio(r float64, label string) string {
 
 // fmtValue renders a metric for people: times in ns/op become durations.
 func fmtValue(v float64, unit string) string {
-	if unit == "ns/op" {
+	switch unit {
+	case "ns/op":
 		return fmtDuration(v) + "/op"
+	case samplesUnit:
+		return fmt.Sprintf("%.0f samples", v)
 	}
 	return sig(v) + " " + unit
 }

@@ -1,0 +1,236 @@
+package main
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func testMachine() *machine {
+	return &machine{Cores: 2, GOMAXPROCS: 2, GoVersion: "go1.99", CPU: "Test CPU", OS: "linux/amd64",
+		Kernel: "6.0", MemoryMiB: 1024, Date: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+		LoadBefore: "1.00 1.00 1.00", LoadAfter: "2.00 2.00 2.00"}
+}
+
+func figureByName(t *testing.T, rep *report, name string) figureOut {
+	t.Helper()
+	for _, f := range rep.Figures {
+		if f.Name == name {
+			return f
+		}
+	}
+	t.Fatalf("no figure %q", name)
+	return figureOut{}
+}
+
+func TestComputeRatioReadsEachKindTheWayItsLabelSays(t *testing.T) {
+	for _, tc := range []struct {
+		kind      ratioKind
+		v, base   float64
+		want      float64
+		wantLabel string
+	}{
+		{ratioCost, 3, 2, 1.5, "× baseline time"},
+		{ratioShare, 400, 1600, 0.25, "of baseline speed"},
+		{ratioSpeedup, 100, 250_000, 2500, "faster than baseline"},
+		{ratioSize, 20_000, 16_000, 1.25, "× baseline size"},
+	} {
+		got, ok := computeRatio(tc.kind, tc.v, tc.base)
+		require.True(t, ok)
+		require.InDelta(t, tc.want, got, 1e-9, tc.wantLabel)
+		require.Equal(t, tc.wantLabel, tc.kind.label())
+	}
+	_, ok := computeRatio(ratioShare, 1, 0)
+	require.False(t, ok, "no ratio over a zero baseline")
+	_, ok = computeRatio(ratioSpeedup, 0, 1)
+	require.False(t, ok, "no speedup of a zero time")
+}
+
+func TestEvaluateSaysMetMissedOrUnknownForEachKindOfCheck(t *testing.T) {
+	ratio := 0.5
+	fo := figureOut{Bgcmd: measure{Value: 30_000, Found: true}, Baseline: &measure{Value: 20_000, Found: true}, Ratio: &ratio}
+	yes, no := true, false
+	for _, tc := range []struct {
+		name   string
+		checks []check
+		want   *bool
+	}{
+		{"value under its limit", []check{{"value", "<=", 30_000}}, &yes},
+		{"value over its limit", []check{{"value", "<=", 29_999}}, &no},
+		{"ratio over its floor", []check{{"ratio", ">=", 0.5}}, &yes},
+		{"ratio under its floor", []check{{"ratio", ">=", 0.8}}, &no},
+		{"excess within its limit", []check{{"excess", "<=", 10_000}}, &yes},
+		{"excess over its limit", []check{{"excess", "<=", 9_999}}, &no},
+		{"every check must hold", []check{{"value", "<=", 30_000}, {"ratio", ">=", 0.8}}, &no},
+		{"no numeric aim", nil, nil},
+		{"an unknown operator decides nothing", []check{{"value", "==", 30_000}}, nil},
+		{"an unknown quantity decides nothing", []check{{"speed", ">=", 1}}, nil},
+	} {
+		got := evaluate(tc.checks, fo)
+		if tc.want == nil {
+			require.Nil(t, got, tc.name)
+		} else {
+			require.NotNil(t, got, tc.name)
+			require.Equal(t, *tc.want, *got, tc.name)
+		}
+	}
+	noRatio := fo
+	noRatio.Ratio = nil
+	require.Nil(t, evaluate([]check{{"ratio", ">=", 0.1}}, noRatio), "a ratio check without a ratio is unknown")
+	noBase := fo
+	noBase.Baseline = &measure{}
+	require.Nil(t, evaluate([]check{{"excess", "<=", 1}}, noBase), "an excess check without a baseline is unknown")
+	notRun := fo
+	notRun.Bgcmd = measure{}
+	require.Nil(t, evaluate([]check{{"value", "<=", 1}}, notRun), "a figure that did not run meets nothing")
+}
+
+func TestBuildReportPairsEveryFigureWithItsBaselineFromTheRecordedRun(t *testing.T) {
+	r := recorded(t)
+	rep := buildReport(testMachine(), config{Benchtime: "200ms"}, r)
+	require.Len(t, rep.Figures, len(figures))
+	for i, f := range rep.Figures {
+		def := figures[i]
+		require.Empty(t, f.Missing, f.Name)
+		require.True(t, f.Bgcmd.Found, f.Name)
+		require.NotNil(t, f.Baseline, "%s has a baseline from the same run", f.Name)
+		res := find(r, def.Bgcmd.Pkg, def.Bgcmd.Bench)
+		require.Equal(t, res.Metrics[def.Bgcmd.Metric], f.Bgcmd.Value, f.Name)
+		base := find(r, def.Baseline.Pkg, def.Baseline.Bench)
+		require.Equal(t, base.Metrics[def.Baseline.Metric], f.Baseline.Value, f.Name)
+		require.NotNil(t, f.Ratio, f.Name)
+		want, ok := computeRatio(def.Ratio, f.Bgcmd.Value, f.Baseline.Value)
+		require.True(t, ok)
+		require.InDelta(t, want, *f.Ratio, 1e-12, f.Name)
+		if len(def.Checks) > 0 {
+			require.NotNil(t, f.Meets, "%s has a numeric aim and both numbers", f.Name)
+		} else {
+			require.Nil(t, f.Meets, f.Name)
+		}
+	}
+	for _, name := range []string{"Reconcile 1,000 orphaned jobs", "Prune 100,000 settled jobs with their files",
+		"Capture, 1 MiB writes (dd bs=1M), against the pipe floor"} {
+		f := figureByName(t, rep, name)
+		require.NotNil(t, f.Bgcmd.Spread, "%s: a sampled benchmark shows its spread", name)
+		require.NotNil(t, f.Baseline.Spread, "%s: so does its baseline", name)
+		require.GreaterOrEqual(t, f.Bgcmd.Spread.Samples, 3, name)
+		require.LessOrEqual(t, f.Bgcmd.Spread.Min, f.Bgcmd.Value, name)
+		require.GreaterOrEqual(t, f.Bgcmd.Spread.Max, f.Bgcmd.Value, name)
+	}
+	require.Nil(t, figureByName(t, rep, "Policy check (50-entry allowlist, cwd 10 levels deep)").Bgcmd.Spread,
+		"a benchmark without samples has no spread")
+	for _, u := range rep.Unpaired {
+		require.Contains(t, u, "artifacts.BenchmarkReadPageStride/", "only the stride comparison is not part of a figure")
+	}
+}
+
+func TestAFigureWhoseBenchmarkDidNotRunIsNotMeasuredAndMeetsNothing(t *testing.T) {
+	out := `pkg: github.com/bgcmd/bgcmd/policy
+BenchmarkCheck-2   	   39477	     30200 ns/op
+`
+	r, err := parse(strings.NewReader(out), module)
+	require.NoError(t, err)
+	rep := buildReport(testMachine(), config{}, r)
+	f := figureByName(t, rep, "Policy check (50-entry allowlist, cwd 10 levels deep)")
+	require.True(t, f.Bgcmd.Found)
+	require.False(t, f.Baseline.Found)
+	require.Equal(t, "BenchmarkCheckBaselineEvalSymlinks ns/op", f.Missing)
+	require.Nil(t, f.Ratio)
+	require.NotNil(t, f.Meets, "the aim is on the value, which ran")
+	require.True(t, *f.Meets)
+	md := renderMarkdown(rep)
+	require.Contains(t, md, "### Not measured")
+	require.Contains(t, md, "- Policy check (50-entry allowlist, cwd 10 levels deep): no result for BenchmarkCheckBaselineEvalSymlinks ns/op in this run.")
+}
+
+func TestMarkdownShowsEachFigureItsSpreadAndWhetherItsAimIsMet(t *testing.T) {
+	out := `pkg: github.com/bgcmd/bgcmd/runner
+BenchmarkReconcile1000Orphans-2   	       1	2500000000 ns/op	      700 floor-ms/1000-orphans	     800 max-floor-ms/1000-orphans	     3000 max-ms/1000-orphans	3000000000 max-ns/op	      650 min-floor-ms/1000-orphans	     1500 min-ms/1000-orphans	1500000000 min-ns/op	     2500 ms/1000-orphans	         3 samples
+BenchmarkCaptureLargeWrites-2     	       1	 900000000 ns/op	  1200 MB/s	  900 direct-MB/s	 20000 idle-peak-rss-KiB	1300 max-MB/s	1000 max-direct-MB/s	 20100 max-idle-peak-rss-KiB	950000000 max-ns/op	 30000 max-peak-rss-KiB	1600 max-pipe-MB/s	1100 min-MB/s	800 min-direct-MB/s	 19900 min-idle-peak-rss-KiB	850000000 min-ns/op	 29000 min-peak-rss-KiB	1400 min-pipe-MB/s	 40000 peak-rss-KiB	1500 pipe-MB/s	3 samples
+pkg: github.com/bgcmd/bgcmd/policy
+BenchmarkCheck-2   	   39477	     30200 ns/op
+BenchmarkCheckBaselineEvalSymlinks-2   	   39477	     10000 ns/op
+`
+	r, err := parse(strings.NewReader(out), module)
+	require.NoError(t, err)
+	rep := buildReport(testMachine(), config{Benchtime: "200ms", CaptureMB: 64, LogMB: 64, Packages: []string{"./..."}}, r)
+
+	reconcile := figureByName(t, rep, "Reconcile 1,000 orphaned jobs")
+	require.Equal(t, &spread{Min: 1500, Max: 3000, Samples: 3}, reconcile.Bgcmd.Spread)
+	require.InDelta(t, 2500.0/700, *reconcile.Ratio, 1e-12, "the ratio is that of the medians")
+	require.False(t, *reconcile.Meets, "2.5 s misses the 2 s aim")
+
+	capture := figureByName(t, rep, "Capture, 1 MiB writes (dd bs=1M), against the pipe floor")
+	require.InDelta(t, 0.8, *capture.Ratio, 1e-12)
+	require.True(t, *capture.Meets, "1,200 MB/s meets ≥ 1 GB/s")
+	rss := figureByName(t, rep, "Detached supervisor peak RSS over one capture (1 MiB writes)")
+	require.InDelta(t, 2.0, *rss.Ratio, 1e-12)
+	require.False(t, *rss.Meets, "20,000 KiB over the idle supervisor is more than 16 MiB")
+	require.True(t, *figureByName(t, rep, "Policy check (50-entry allowlist, cwd 10 levels deep)").Meets)
+
+	md := renderMarkdown(rep)
+	lines := strings.Split(md, "\n")
+	row := func(name string) string {
+		for _, l := range lines {
+			if strings.Contains(l, "| "+name+" |") {
+				return l
+			}
+		}
+		t.Fatalf("no row for %q in\n%s", name, md)
+		return ""
+	}
+	require.Contains(t, md, "**Machine:** 2 cores (GOMAXPROCS 2), Test CPU, linux/amd64, Linux 6.0, 1024 MiB RAM; go1.99; 2026-01-02T03:04:05Z.")
+	require.Contains(t, md, "capture size 64 MiB")
+	require.Contains(t, md, "figures: 2 meet their aim, 2 miss it,")
+	require.Equal(t, "| durability | Reconcile 1,000 orphaned jobs | 2,500 ms/1000-orphans (min 1,500, max 3,000, 3 samples) <sub>runner/Reconcile1000Orphans</sub> | "+
+		"700 floor-ms/1000-orphans (min 650, max 800, 3 samples) <sub>runner/Reconcile1000Orphans</sub> | 3.57× baseline time | "+
+		figures[indexOf(t, "Reconcile 1,000 orphaned jobs")].Aim+" | **no** |", row("Reconcile 1,000 orphaned jobs"))
+	require.Contains(t, row("Capture, 1 MiB writes (dd bs=1M), against the pipe floor"), "| 80.0% of baseline speed |")
+	require.True(t, strings.HasSuffix(row("Capture, 1 MiB writes (dd bs=1M), against the pipe floor"), "| yes |"))
+	require.Contains(t, row("Detached supervisor peak RSS over one capture (1 MiB writes)"), "| 2.00× baseline size |")
+	require.Contains(t, row("Prune 100,000 settled jobs with their files"), "| not measured |")
+	require.Contains(t, md, "| runner | BenchmarkReconcile1000Orphans | 1 | 2.50 s/op (min 1.50 s, max 3.00 s, 3 samples), 700 floor-ms/1000-orphans (min 650, max 800, 3 samples), 2,500 ms/1000-orphans (min 1,500, max 3,000, 3 samples), 3 samples |")
+	require.NotContains(t, md, "min-ms/1000-orphans", "the range is shown with its median, not as metrics of its own")
+}
+
+func indexOf(t *testing.T, name string) int {
+	for i, f := range figures {
+		if f.Name == name {
+			return i
+		}
+	}
+	t.Fatalf("no figure %q", name)
+	return -1
+}
+
+// TestEveryFigureNamesABenchmarkThatExists keeps figures.go in step with
+// the benchmarks: a renamed benchmark would otherwise leave its figure
+// "not measured" without anyone noticing until a full run.
+func TestEveryFigureNamesABenchmarkThatExists(t *testing.T) {
+	exists := map[string]bool{}
+	fset := token.NewFileSet()
+	for _, pkg := range []string{"artifacts", "jobstore", "policy", "runner", "soak"} {
+		files, err := filepath.Glob(filepath.Join("..", "..", pkg, "*_test.go"))
+		require.NoError(t, err)
+		for _, file := range files {
+			f, err := parser.ParseFile(fset, file, nil, parser.SkipObjectResolution)
+			require.NoError(t, err)
+			for _, d := range f.Decls {
+				if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && strings.HasPrefix(fn.Name.Name, "Benchmark") {
+					exists[key(pkg, fn.Name.Name)] = true
+				}
+			}
+		}
+	}
+	for _, f := range figures {
+		require.True(t, exists[key(f.Bgcmd.Pkg, f.Bgcmd.Bench)], "%s: no %s in %s", f.Name, f.Bgcmd.Bench, f.Bgcmd.Pkg)
+		require.NotNil(t, f.Baseline, "%s has a baseline", f.Name)
+		require.True(t, exists[key(f.Baseline.Pkg, f.Baseline.Bench)], "%s: no %s in %s", f.Name, f.Baseline.Bench, f.Baseline.Pkg)
+	}
+}
