@@ -158,6 +158,16 @@ var figures = []figure{
 		Ratio:    ratioCost, Aim: "under 2 s (floor per job: the compare-and-set claim, an fsynced exit record, the settle with its event row)",
 		Checks: []check{{"value", "<=", 2000}}},
 
+	{Area: "output", Name: "Readiness wait: a line written to the wait returning, p50",
+		Bgcmd:    ref{"runner", "BenchmarkReadinessWait", "ready-p50-ms"},
+		Baseline: &ref{"runner", "BenchmarkReadinessWait", "poll250-p50-ms"},
+		Ratio:    ratioSpeedup, Aim: "reported beside a 250 ms poll loop on the same job (the agent's alternative)"},
+	{Area: "output", Name: "Readiness wait: a line written to the wait returning, p99",
+		Bgcmd:    ref{"runner", "BenchmarkReadinessWait", "ready-p99-ms"},
+		Baseline: &ref{"runner", "BenchmarkReadinessWait", "poll250-p99-ms"},
+		Ratio:    ratioSpeedup, Aim: "under 50 ms",
+		Checks: []check{{"value", "<=", 50}}},
+
 	// artifacts.
 	{Area: "output", Name: "Read a page at 99.9% of a big log, by chars",
 		Bgcmd:    ref{"artifacts", "BenchmarkReadPageChars", "ns/op"},
