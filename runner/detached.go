@@ -149,6 +149,10 @@ func supervisorEnv() []string {
 // exits. Otherwise it returns at once. bgcmd's main calls it first; a Go host
 // that sets Options.Binary to its own executable must do the same.
 func MaybeSupervise() {
+	reaperReady.Store(true)
+	if len(os.Args) >= 2 && os.Args[1] == ReapCommand {
+		os.Exit(reap())
+	}
 	if len(os.Args) < 2 || os.Args[1] != SuperviseCommand {
 		return
 	}
@@ -163,6 +167,10 @@ func MaybeSupervise() {
 // file descriptor 3, claims the job, runs the child under the shared
 // supervise loop, reports startup on descriptor 4 and settles the job.
 func Supervise(ctx context.Context) error {
+	contain := ContainSubreaper
+	if becomeSubreaper() != nil {
+		contain = ContainProcessGroup
+	}
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP, syscall.SIGPIPE, syscall.SIGINT) // caught, not ignored: an ignored disposition would pass to the child across exec
 	specF := os.NewFile(3, "spec")
 	statusF := os.NewFile(4, "status")
@@ -206,6 +214,7 @@ func Supervise(ctx context.Context) error {
 		store: st, arts: &artifacts.Store{Dir: filepath.Join(sp.Home, "artifacts")},
 		job: &rec.Job, dir: filepath.Join(sp.Home, "jobs", sp.JobID), env: sp.Env, now: st.Now,
 		started: make(chan error, 1), kick: make(chan struct{}, 1), done: make(chan struct{}),
+		containment: contain,
 	}
 	go sup.run()
 	if err := <-sup.started; err != nil {
