@@ -3,6 +3,8 @@
 package runner
 
 import (
+	"bytes"
+	"errors"
 	"os"
 	"strconv"
 	"syscall"
@@ -91,6 +93,9 @@ func descendants(root int) []proc {
 // without that it still kills what it can find below itself.
 func reapTree(u *usageSum) int {
 	self := os.Getpid()
+	if noChildren() {
+		return 0 // the common case, without a scan of /proc
+	}
 	killed := map[int]bool{}
 	for range reapRounds {
 		procs := descendants(self)
@@ -135,6 +140,29 @@ func reapTree(u *usageSum) int {
 		}
 	}
 	return len(killed)
+}
+
+// noChildren reports whether this process surely has no child left (so no
+// descendant either), from /proc/self/task/*/children; false when that
+// cannot be read.
+func noChildren() bool {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return false
+	}
+	for _, t := range tasks {
+		b, err := os.ReadFile("/proc/self/task/" + t.Name() + "/children")
+		if err != nil {
+			if _, serr := os.Stat("/proc/self/task/" + t.Name()); errors.Is(serr, os.ErrNotExist) {
+				continue // the thread ended meanwhile
+			}
+			return false // a kernel without the children file
+		}
+		if len(bytes.TrimSpace(b)) > 0 {
+			return false
+		}
+	}
+	return len(tasks) > 0
 }
 
 // usageSum adds up the rusage of a job's reaped processes.

@@ -107,8 +107,16 @@ func (r *Runner) reaperBinary() string {
 // this program called MaybeSupervise, else ContainProcessGroup: the host
 // itself never becomes a subreaper.
 func (r *Runner) inProcessContainment() Containment {
+	if _, ok := processGroupOnly.Load(r); ok {
+		return ContainProcessGroup
+	}
 	if reaperReady.Load() && r.reaperBinary() != "" {
 		return containReaper
 	}
 	return ContainProcessGroup
 }
+
+// processGroupOnly holds the runners whose in-process jobs use
+// ContainProcessGroup even though MaybeSupervise was called. Only tests and
+// benchmarks set it, to compare the two mechanisms in one run.
+var processGroupOnly sync.Map // *Runner → struct{}

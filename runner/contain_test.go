@@ -13,8 +13,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/internal/testkit"
@@ -190,4 +192,44 @@ func TestUsageIsRecorded(t *testing.T) {
 			require.GreaterOrEqual(t, s.Usage.MaxRSSKiB, int64(200<<10), "%+v", s.Usage)
 		})
 	}
+}
+
+// TestWithoutMaybeSuperviseTheHostKeepsProcessGroupContainment: a host
+// that never called MaybeSupervise cannot re-execute itself as a reaper, so
+// its in-process jobs fall back to killing the process group (the host
+// never becomes a subreaper) and the event says so.
+func TestWithoutMaybeSuperviseTheHostKeepsProcessGroupContainment(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, false)
+	runner.UseProcessGroupContainment(e.r)
+	j := e.start([]string{fixture(t, "fork-grandchild.sh")}, runner.StartOptions{})
+	s := e.await(j.ID)
+	require.Equal(t, bgcmd.StateExited, s.State)
+	grandchild, err := strconv.Atoi(strings.TrimSpace(e.output(j.ID, bgcmd.Stdout)))
+	require.NoError(t, err)
+	waitFor(t, "grandchild gone", func() bool { return !processAlive(grandchild) })
+	events, err := e.store.Events(context.Background(), j.ID)
+	require.NoError(t, err)
+	detail := events[len(events)-1].Detail
+	require.Equal(t, "process_group", detail["containment"])
+	require.Equal(t, float64(1), detail["leftover_processes_killed"])
+	require.NotNil(t, s.Usage, "the main process's own usage is still recorded")
+	var isReaper int32
+	require.NoError(t, unix.Prctl(unix.PR_GET_CHILD_SUBREAPER, uintptr(unsafe.Pointer(&isReaper)), 0, 0, 0))
+	require.Zero(t, isReaper, "the host process must never become a subreaper")
+}
+
+// TestAJobSignalledToDeathUnderTheReaperKeepsItsSignal: the reaper reports
+// the main process's exact wait status.
+func TestAJobSignalledToDeathUnderTheReaperKeepsItsSignal(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, false)
+	j := e.start([]string{fixture(t, "kill-self.sh"), "SEGV"}, runner.StartOptions{})
+	s := e.await(j.ID)
+	require.Equal(t, bgcmd.StateExited, s.State)
+	require.Nil(t, s.ExitCode)
+	require.Equal(t, "SIGSEGV", s.Signal)
+	j = e.start([]string{fixture(t, "exit-with.sh"), "7"}, runner.StartOptions{})
+	s = e.await(j.ID)
+	require.Equal(t, 7, *s.ExitCode)
 }
