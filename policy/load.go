@@ -21,10 +21,11 @@ const (
 	keyMaxTimeout     = "max_timeout"
 	keyKillGrace      = "kill_grace"
 	keyMaxOutputBytes = "max_output_bytes"
+	keyCgroup         = "cgroup"
 )
 
 // knownKeys lists the policy file keys, sorted.
-var knownKeys = []string{keyAllowed, keyCwdRoot, keyDefaultTimeout, keyKillGrace, keyMaxOutputBytes, keyMaxTimeout}
+var knownKeys = []string{keyAllowed, keyCgroup, keyCwdRoot, keyDefaultTimeout, keyKillGrace, keyMaxOutputBytes, keyMaxTimeout}
 
 // LoadError is a policy file that cannot be used. It names the file and,
 // when known, the key and the 1-based line.
@@ -130,6 +131,9 @@ func Parse(name string, data []byte) (*Policy, error) {
 		return nil, err
 	}
 	if p.CwdRoot, err = f.root(raw); err != nil {
+		return nil, err
+	}
+	if p.Cgroup, err = f.cgroup(raw); err != nil {
 		return nil, err
 	}
 	if err := p.validateLimits(); err != nil {

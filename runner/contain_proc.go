@@ -28,23 +28,57 @@ type procExit struct {
 	// leftovers counts the processes killed after the main process exited.
 	leftovers int
 	usage     usageSum
+	// cgroupErr is why the job's cgroup could not be emptied or removed.
+	cgroupErr error
 }
 
 // start starts cmd under the supervisor's containment. An error is the
 // command's own start error (not installed, not executable, cwd gone).
 func (s *supervisor) start(cmd *exec.Cmd) (jobProc, error) {
-	if s.containment == containReaper {
-		return startReaped(cmd, s.binary)
+	var cg *jobCgroup
+	if s.cgroupRoot != "" {
+		var err error
+		if cg, err = newJobCgroup(s.cgroupRoot, s.job.ID); err != nil {
+			s.cgroupErr = err // recorded with the outcome; the other containment still holds
+		}
 	}
-	if err := cmd.Start(); err != nil {
+	var p jobProc
+	var err error
+	if s.containment == containReaper {
+		p, err = startReaped(cmd, s.binary, cg)
+	} else {
+		if cg != nil {
+			if cmd.SysProcAttr == nil {
+				cmd.SysProcAttr = &syscall.SysProcAttr{}
+			}
+			cg.place(cmd.SysProcAttr)
+		}
+		if err = cmd.Start(); err == nil {
+			p = &directProc{cmd: cmd, reap: s.containment == ContainSubreaper}
+		}
+	}
+	if cg == nil {
+		return p, err
+	}
+	if err != nil {
+		_, _ = cg.killAll() // empty: this removes it
 		return nil, err
 	}
-	return &directProc{cmd: cmd, reap: s.containment == ContainSubreaper}, nil
+	s.inCgroup = true
+	return &cgroupProc{jobProc: p, cg: cg}, nil
 }
 
 // containReaper is the in-process flavour of ContainSubreaper: the job runs
 // under a reaper process (see reaper_linux.go).
 const containReaper Containment = "reaper"
+
+// recordedContainment is the mechanism the event detail names.
+func (s *supervisor) recordedContainment() Containment {
+	if s.inCgroup {
+		return ContainCgroup
+	}
+	return s.containment.recorded()
+}
 
 // recorded is the mechanism as the event detail names it.
 func (c Containment) recorded() Containment {
@@ -120,3 +154,11 @@ func (r *Runner) inProcessContainment() Containment {
 // ContainProcessGroup even though MaybeSupervise was called. Only tests and
 // benchmarks set it, to compare the two mechanisms in one run.
 var processGroupOnly sync.Map // *Runner → struct{}
+
+// cgroupRoot is the policy's delegated cgroup, "" when there is none.
+func (r *Runner) cgroupRoot() string {
+	if r.policy == nil {
+		return ""
+	}
+	return r.policy.Cgroup
+}

@@ -40,6 +40,8 @@ type spec struct {
 	// over meanwhile wins and the supervisor starts nothing.
 	HostPID   int   `json:"host_pid"`
 	HostStart int64 `json:"host_start"`
+	// Cgroup is the policy's delegated cgroup v2 directory ("" = none).
+	Cgroup string `json:"cgroup,omitempty"`
 }
 
 // launchDetached starts a supervisor process for job and waits until it
@@ -93,7 +95,7 @@ func (r *Runner) launchDetached(ctx context.Context, job *bgcmd.Job, env []strin
 	}
 	go cmd.Wait() // reap it if it ends while this host lives
 	sp := spec{Home: r.home, DBPath: r.store.Path(), JobID: job.ID, Env: env,
-		HostPID: job.SupervisorPID, HostStart: job.SupervisorStart}
+		HostPID: job.SupervisorPID, HostStart: job.SupervisorStart, Cgroup: r.cgroupRoot()}
 	err = json.NewEncoder(specW).Encode(&sp)
 	specW.Close()
 	if err != nil {
@@ -215,6 +217,7 @@ func Supervise(ctx context.Context) error {
 		job: &rec.Job, dir: filepath.Join(sp.Home, "jobs", sp.JobID), env: sp.Env, now: st.Now,
 		started: make(chan error, 1), kick: make(chan struct{}, 1), done: make(chan struct{}),
 		containment: contain,
+		cgroupRoot:  sp.Cgroup,
 	}
 	go sup.run()
 	if err := <-sup.started; err != nil {

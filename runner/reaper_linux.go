@@ -57,7 +57,7 @@ type reapReport struct {
 // stdin /dev/null and only bgcmd's own variables. The reaper starts the job
 // in a new process group led by the job (so the host's group signals reach
 // the job and not the reaper, which must outlive it to clean up).
-func startReaped(cmd *exec.Cmd, binary string) (jobProc, error) {
+func startReaped(cmd *exec.Cmd, binary string, cg *jobCgroup) (jobProc, error) {
 	specR, specW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("start reaper: %w", err)
@@ -77,6 +77,9 @@ func startReaped(cmd *exec.Cmd, binary string) (jobProc, error) {
 		// fd 3: the spec; fd 4: the report.
 		ExtraFiles:  []*os.File{specR, reportW},
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	}
+	if cg != nil {
+		cg.place(rc.SysProcAttr) // the reaper and so every process of the job
 	}
 	err = rc.Start()
 	specR.Close()

@@ -52,13 +52,18 @@ type supervisor struct {
 	// is the executable re-executed as its reaper (containReaper).
 	containment Containment
 	binary      string
+	// cgroupRoot is the policy's delegated cgroup ("" = none); inCgroup
+	// says the job runs in its own cgroup below it, cgroupErr why not.
+	cgroupRoot string
+	inCgroup   bool
+	cgroupErr  error
 }
 
 func (r *Runner) newSupervisor(job *bgcmd.Job, env []string) *supervisor {
 	return &supervisor{
 		store: r.store, arts: r.arts, job: job, dir: r.jobDir(job.ID), env: env, now: r.now,
 		started: make(chan error, 1), kick: make(chan struct{}, 1), done: make(chan struct{}),
-		containment: r.inProcessContainment(), binary: r.reaperBinary(),
+		containment: r.inProcessContainment(), binary: r.reaperBinary(), cgroupRoot: r.cgroupRoot(),
 	}
 }
 
@@ -224,7 +229,10 @@ loop:
 	closeCaptures(streams)
 
 	out := &outcome{state: bgcmd.StateExited, usage: ended.usage.public(),
-		detail: map[string]any{"containment": string(s.containment.recorded())}}
+		detail: map[string]any{"containment": string(s.recordedContainment())}}
+	if err := errors.Join(s.cgroupErr, ended.cgroupErr); err != nil {
+		out.detail["cgroup_error"] = err.Error()
+	}
 	if ended.leftovers > 0 {
 		out.detail["leftover_processes_killed"] = ended.leftovers
 	}
