@@ -55,6 +55,9 @@ func (s *supervisor) start(cmd *exec.Cmd) (jobProc, error) {
 		}
 		if err = cmd.Start(); err == nil {
 			p = &directProc{cmd: cmd, reap: s.containment == ContainSubreaper}
+			if s.containment == ContainSubreaper {
+				p.(*directProc).zombies = startZombieReaper(cmd.Process.Pid)
+			}
 		}
 	}
 	if cg == nil {
@@ -93,6 +96,8 @@ type directProc struct {
 	cmd *exec.Cmd
 	// reap: this process is a subreaper and owns every descendant.
 	reap bool
+	// zombies reaps the exited orphans while the job runs (with reap).
+	zombies *zombieReaper
 }
 
 func (p *directProc) pid() int { return p.cmd.Process.Pid }
@@ -100,6 +105,9 @@ func (p *directProc) pid() int { return p.cmd.Process.Pid }
 func (p *directProc) wait() procExit {
 	err := p.cmd.Wait()
 	var out procExit
+	if p.zombies != nil {
+		out.usage.addSum(p.zombies.stop())
+	}
 	if ps := p.cmd.ProcessState; ps != nil {
 		if ws, ok := ps.Sys().(syscall.WaitStatus); ok {
 			out.status = &ws

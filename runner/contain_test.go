@@ -233,3 +233,42 @@ func TestAJobSignalledToDeathUnderTheReaperKeepsItsSignal(t *testing.T) {
 	s = e.await(j.ID)
 	require.Equal(t, 7, *s.ExitCode)
 }
+
+// zombieChildren counts the zombie processes whose parent is pid.
+func zombieChildren(pid int) int {
+	entries, _ := os.ReadDir("/proc")
+	n := 0
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) > 1 && f[0] == "Z" && f[1] == strconv.Itoa(pid) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestOrphansThatExitAreReapedWhileTheJobRuns: a detached supervisor is
+// the subreaper of the job's orphans; the ones that exit while the job
+// still runs are reaped at once, not left as zombies until it ends.
+func TestOrphansThatExitAreReapedWhileTheJobRuns(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, true)
+	e.policy.AllowedExecutables = append(e.policy.AllowedExecutables, fixture(t, "escape.sh"))
+	gofile := filepath.Join(e.root, "go")
+	j := e.start([]string{fixture(t, "escape.sh"), "churn", gofile}, runner.StartOptions{})
+	waitFor(t, "ready", func() bool { return strings.Contains(e.output(j.ID, bgcmd.Stdout), "ready\n") })
+	waitFor(t, "no zombie under the supervisor", func() bool { return zombieChildren(j.SupervisorPID) == 0 })
+	rec, err := e.store.Get(context.Background(), j.ID)
+	require.NoError(t, err)
+	require.Equal(t, bgcmd.StateRunning, rec.State, "the job still runs")
+	require.NoError(t, os.WriteFile(gofile, nil, 0o600))
+	require.Equal(t, bgcmd.StateExited, e.await(j.ID).State)
+}

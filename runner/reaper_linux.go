@@ -206,6 +206,7 @@ func reap() int {
 		null.Close()
 	}
 	child := cmd.Process.Pid
+	zombies := startZombieReaper(child)
 	_ = enc.Encode(&reapReport{PID: child})
 	go func() {
 		for sig := range relay {
@@ -215,6 +216,7 @@ func reap() int {
 	_ = cmd.Wait()
 	signal.Stop(relay)
 	var u usageSum
+	u.addSum(zombies.stop())
 	var ws syscall.WaitStatus
 	if ps := cmd.ProcessState; ps != nil {
 		ws, _ = ps.Sys().(syscall.WaitStatus)

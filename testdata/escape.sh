@@ -8,6 +8,7 @@
 #   daemon      a setsid'd shell that keeps stdout, prints "daemon-up" and
 #               forks again before it sleeps
 #   fork100     100 sleepers, each in its own session
+#   churn       50 short-lived orphans (they exit at once)
 kind=$1
 gofile=$2
 case $kind in
@@ -21,6 +22,13 @@ fork100)
 	i=0
 	while [ "$i" -lt 100 ]; do
 		setsid sleep 306 &
+		i=$((i + 1))
+	done
+	;;
+churn)
+	i=0
+	while [ "$i" -lt 50 ]; do
+		(true &)
 		i=$((i + 1))
 	done
 	;;
