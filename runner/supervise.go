@@ -152,7 +152,9 @@ func (s *supervisor) supervise(ctx context.Context) (*supervised, error) {
 }
 
 // watch pumps output and waits for the main process, enforcing the cap, the
-// timeout and kill requests, then kills what is left of the group.
+// timeout and kill requests; the job's wait kills and reaps every
+// descendant left (or, under process-group containment, the group) before
+// the pipes are drained.
 func (s *supervisor) watch(ctx context.Context, p jobProc, readers [2]*os.File, streams map[bgcmd.Stream]*artifacts.Capture) *outcome {
 	pgid := p.pid()
 	capHit := make(chan bgcmd.Stream, 2)
