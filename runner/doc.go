@@ -7,8 +7,9 @@
 // (SIGTERM to the group, SIGKILL after the grace period) and the byte cap,
 // kills and reaps every descendant left after the main process exits
 // (whatever it did with sessions and groups: see Containment), records
-// the CPU time and peak memory of the tree, writes an exit record file and then the terminal transition with the banked
-// artifacts, in one transaction.
+// the CPU time and peak memory of the tree, writes an exit record file and
+// then the terminal transition with the banked artifacts, in one
+// transaction.
 //
 // The supervisor runs in one of two modes sharing one supervise loop:
 // in-process (a goroutine in the host, for Go programs that do not ship the
