@@ -81,16 +81,27 @@ func TestEscapedDescendantsEndWithTheJob(t *testing.T) {
 					gofile := filepath.Join(e.root, "go")
 					o := runner.StartOptions{Env: map[string]string{"PATH": os.Getenv("PATH"), containMarker: marker}}
 					if ending == "timeout" {
-						o.Timeout = 2 * time.Second
+						o.Timeout = 3 * time.Second
 					}
 					j := e.start([]string{fixture(t, "escape.sh"), k.kind, gofile}, o)
 					require.Equal(t, bgcmd.StateRunning, j.State, j.Error)
+					// A timeout may come first on a loaded machine: then there is
+					// less to see, and still nothing may be left.
+					timedOut := func() bool {
+						rec, err := e.store.Get(context.Background(), j.ID)
+						return ending == "timeout" && err == nil && rec.State.Settled()
+					}
+					sawDaemon := false
 					waitFor(t, "ready", func() bool {
 						out := e.output(j.ID, bgcmd.Stdout)
-						return strings.Contains(out, "ready\n") && (k.kind != "daemon" || strings.Contains(out, "daemon-up\n"))
+						sawDaemon = strings.Contains(out, "daemon-up\n")
+						return strings.Contains(out, "ready\n") && (k.kind != "daemon" || sawDaemon) || timedOut()
 					})
 					var seen []int
 					waitFor(t, "the descendants", func() bool {
+						if timedOut() {
+							return true
+						}
 						seen = marked(marker)
 						return len(seen) >= k.min+1 // the script itself too
 					})
@@ -123,7 +134,7 @@ func TestEscapedDescendantsEndWithTheJob(t *testing.T) {
 						n, _ := detail["leftover_processes_killed"].(float64)
 						require.GreaterOrEqual(t, int(n), k.min)
 					}
-					if k.kind == "daemon" {
+					if sawDaemon {
 						require.Contains(t, e.output(j.ID, bgcmd.Stdout), "daemon-up\n", "a byte the daemon wrote is kept")
 					}
 					require.NotNil(t, s.Usage)
