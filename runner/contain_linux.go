@@ -3,7 +3,6 @@
 package runner
 
 import (
-	"bytes"
 	"errors"
 	"os"
 	"strconv"
@@ -143,26 +142,12 @@ func reapTree(u *usageSum) int {
 }
 
 // noChildren reports whether this process surely has no child left (so no
-// descendant either), from /proc/self/task/*/children; false when that
-// cannot be read.
+// descendant either): waitid on any child, without waiting for one (WNOWAIT,
+// WNOHANG), fails with ECHILD only when there is none.
 func noChildren() bool {
-	tasks, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		return false
-	}
-	for _, t := range tasks {
-		b, err := os.ReadFile("/proc/self/task/" + t.Name() + "/children")
-		if err != nil {
-			if _, serr := os.Stat("/proc/self/task/" + t.Name()); errors.Is(serr, os.ErrNotExist) {
-				continue // the thread ended meanwhile
-			}
-			return false // a kernel without the children file
-		}
-		if len(bytes.TrimSpace(b)) > 0 {
-			return false
-		}
-	}
-	return len(tasks) > 0
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT|unix.WALL, nil)
+	return errors.Is(err, unix.ECHILD)
 }
 
 // usageSum adds up the rusage of a job's reaped processes.

@@ -5,10 +5,11 @@ package runner
 import (
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // zombieReaper reaps, while a job runs, the orphans that came back to this
@@ -19,6 +20,7 @@ import (
 type zombieReaper struct {
 	main int
 	sigs chan os.Signal
+	quit chan struct{}
 	done chan struct{}
 	mu   sync.Mutex
 	sum  usageSum
@@ -27,51 +29,63 @@ type zombieReaper struct {
 // startZombieReaper begins reaping exited children other than main on
 // every SIGCHLD.
 func startZombieReaper(main int) *zombieReaper {
-	z := &zombieReaper{main: main, sigs: make(chan os.Signal, 1), done: make(chan struct{})}
+	z := &zombieReaper{main: main, sigs: make(chan os.Signal, 1), quit: make(chan struct{}), done: make(chan struct{})}
 	signal.Notify(z.sigs, syscall.SIGCHLD)
 	go func() {
 		defer close(z.done)
-		for range z.sigs {
-			z.reapExited()
+		for {
+			select {
+			case <-z.sigs:
+				z.reapExited()
+			case <-z.quit:
+				return
+			}
 		}
 	}()
 	return z
 }
 
-// reapExited waits for every zombie child of this process but main.
+// reapExited waits for the exited children of this process, one by one,
+// until none is left or the one waitid names is main (os/exec reaps that;
+// any other left then is reaped when the job ends). It never reads /proc.
 func (z *zombieReaper) reapExited() {
-	tasks, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		return
-	}
-	for _, t := range tasks {
-		b, err := os.ReadFile("/proc/self/task/" + t.Name() + "/children")
-		if err != nil {
-			continue
+	for {
+		pid := exitedChild()
+		if pid <= 0 || pid == z.main {
+			return
 		}
-		for _, f := range strings.Fields(string(b)) {
-			pid, err := strconv.Atoi(f)
-			if err != nil || pid == z.main {
-				continue
-			}
-			if st, err := readProcStat(pid); err != nil || st.state != 'Z' {
-				continue
-			}
-			var ws syscall.WaitStatus
-			var ru syscall.Rusage
-			if wpid, err := syscall.Wait4(pid, &ws, syscall.WNOHANG, &ru); err == nil && wpid == pid {
-				z.mu.Lock()
-				z.sum.add(&ru)
-				z.mu.Unlock()
-			}
+		var ws syscall.WaitStatus
+		var ru syscall.Rusage
+		wpid, err := syscall.Wait4(pid, &ws, syscall.WNOHANG, &ru)
+		if err != nil || wpid != pid {
+			return
 		}
+		z.mu.Lock()
+		z.sum.add(&ru)
+		z.mu.Unlock()
 	}
 }
 
-// stop ends the reaping and returns what the reaped processes used.
+// exitedChild names an exited child of this process without reaping it
+// (waitid with WNOWAIT); 0 when there is none.
+func exitedChild() int {
+	var info unix.Siginfo
+	if err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT|unix.WALL, nil); err != nil || info.Signo == 0 {
+		return 0
+	}
+	// si_pid opens the union after si_signo, si_errno and si_code, which
+	// is aligned like a pointer.
+	ptr := unsafe.Sizeof(uintptr(0))
+	off := (3*unsafe.Sizeof(int32(0)) + ptr - 1) &^ (ptr - 1)
+	return int(*(*int32)(unsafe.Add(unsafe.Pointer(&info), off)))
+}
+
+// stop ends the reaping and returns what the reaped processes used. The
+// SIGCHLD subscription stays (signal.Stop would wait for the signal loop to
+// go idle): a supervisor or reaper process has one job and ends with it,
+// and a full channel drops further signals.
 func (z *zombieReaper) stop() usageSum {
-	signal.Stop(z.sigs)
-	close(z.sigs)
+	close(z.quit)
 	<-z.done
 	z.mu.Lock()
 	defer z.mu.Unlock()
