@@ -63,15 +63,15 @@ var escapeKinds = []struct {
 
 // TestEscapedDescendantsEndWithTheJob: whatever a job's descendants do with
 // sessions and process groups, every one of them is gone (not even a
-// zombie) when the job's terminal row is written, on a normal exit, a kill
-// and a timeout, in both supervision modes.
+// zombie) when the job's terminal row is written, on a normal exit, a kill,
+// a timeout and the output cap, in both supervision modes.
 func TestEscapedDescendantsEndWithTheJob(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []struct {
 		name     string
 		detached bool
 	}{{"in-process", false}, {"detached", true}} {
-		for _, ending := range []string{"exit", "kill", "timeout"} {
+		for _, ending := range []string{"exit", "kill", "timeout", "cap"} {
 			for _, k := range escapeKinds {
 				t.Run(fmt.Sprintf("%s %s %s", mode.name, ending, k.kind), func(t *testing.T) {
 					t.Parallel()
@@ -83,13 +83,16 @@ func TestEscapedDescendantsEndWithTheJob(t *testing.T) {
 					if ending == "timeout" {
 						o.Timeout = 3 * time.Second
 					}
+					if ending == "cap" {
+						o.MaxOutputBytes = 3 // "ready" (or "daemon-up") reaches it
+					}
 					j := e.start([]string{fixture(t, "escape.sh"), k.kind, gofile}, o)
 					require.Equal(t, bgcmd.StateRunning, j.State, j.Error)
-					// A timeout may come first on a loaded machine: then there is
-					// less to see, and still nothing may be left.
+					// A timeout may come first on a loaded machine, and the cap always
+					// does: then there is less to see, and still nothing may be left.
 					timedOut := func() bool {
 						rec, err := e.store.Get(context.Background(), j.ID)
-						return ending == "timeout" && err == nil && rec.State.Settled()
+						return (ending == "timeout" || ending == "cap") && err == nil && rec.State.Settled()
 					}
 					sawDaemon := false
 					waitFor(t, "ready", func() bool {
@@ -120,6 +123,9 @@ func TestEscapedDescendantsEndWithTheJob(t *testing.T) {
 					case "timeout":
 						s = e.await(j.ID)
 						require.Equal(t, bgcmd.StateTimeout, s.State)
+					case "cap":
+						s = e.await(j.ID)
+						require.Equal(t, bgcmd.StateOutputLimit, s.State)
 					}
 					// Settled means gone: no grace, no polling.
 					require.Empty(t, marked(marker), "descendants alive after the job settled")
@@ -134,7 +140,7 @@ func TestEscapedDescendantsEndWithTheJob(t *testing.T) {
 						n, _ := detail["leftover_processes_killed"].(float64)
 						require.GreaterOrEqual(t, int(n), k.min)
 					}
-					if sawDaemon {
+					if sawDaemon && ending != "cap" {
 						require.Contains(t, e.output(j.ID, bgcmd.Stdout), "daemon-up\n", "a byte the daemon wrote is kept")
 					}
 					require.NotNil(t, s.Usage)
