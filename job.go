@@ -46,6 +46,9 @@ type Job struct {
 	FinishedAt *time.Time `json:"finished_at"`
 	// SeenAt is when a settled job was first read; nil means unread.
 	SeenAt *time.Time `json:"seen_at"`
+	// Usage is what the job's processes cost; nil until it settles and for
+	// a job that never ran.
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // Duration is the job's run time so far (running) or in total (settled).

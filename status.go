@@ -39,6 +39,9 @@ type Status struct {
 	DurationMS    int64             `json:"duration_ms"`
 	Stdout        StreamStatus      `json:"stdout"`
 	Stderr        StreamStatus      `json:"stderr"`
+	// Usage is the CPU time and peak memory of the job's processes, set
+	// once it has settled; null while it runs and for a job that never ran.
+	Usage *Usage `json:"usage"`
 	// TailPreview is at most MaxPreviewChars characters from the end of the
 	// output (stderr's tail after stdout's when both have output).
 	TailPreview string   `json:"tail_preview"`
@@ -47,3 +50,14 @@ type Status struct {
 
 // Settled reports whether the job has reached a final state.
 func (s *Status) Settled() bool { return s.State.Settled() }
+
+// Usage is what a job's process tree cost, as the kernel reports it: the
+// main process's wait4 rusage plus that of every descendant bgcmd reaped
+// (or, under process-group containment, only what the main process waited
+// for). MaxRSSKiB is the largest peak resident set of any one process of
+// the tree, not the sum of processes alive at once.
+type Usage struct {
+	CPUUserMS   int64 `json:"cpu_user_ms"`
+	CPUSystemMS int64 `json:"cpu_system_ms"`
+	MaxRSSKiB   int64 `json:"max_rss_kib"`
+}

@@ -14,7 +14,7 @@ const jobColumns = `id, session, host, argv, exe, cwd, env_replaced, env_names,
 	timeout_ms, kill_grace_ms, max_output_bytes, labels, state, exit_code, signal,
 	error, pid, pgid, pid_start, supervisor_pid, supervisor_start, boot_id,
 	detached, kill_signal, kill_requested_at, created_at, started_at,
-	finished_at, seen_at`
+	finished_at, seen_at, cpu_user_ms, cpu_system_ms, max_rss_kib`
 
 // jobRow is a jobs row as SQLite returns it.
 type jobRow struct {
@@ -47,6 +47,9 @@ type jobRow struct {
 	StartedAt       sql.NullString `db:"started_at"`
 	FinishedAt      sql.NullString `db:"finished_at"`
 	SeenAt          sql.NullString `db:"seen_at"`
+	CPUUserMS       sql.NullInt64  `db:"cpu_user_ms"`
+	CPUSystemMS     sql.NullInt64  `db:"cpu_system_ms"`
+	MaxRSSKiB       sql.NullInt64  `db:"max_rss_kib"`
 }
 
 // Record is a job as stored, with the fields only the supervisor machinery
@@ -86,6 +89,10 @@ func (r *jobRow) record() (*Record, error) {
 	}
 	if len(rec.Labels) == 0 {
 		rec.Labels = nil
+	}
+	if r.CPUUserMS.Valid {
+		rec.Usage = &bgcmd.Usage{CPUUserMS: r.CPUUserMS.Int64, CPUSystemMS: r.CPUSystemMS.Int64,
+			MaxRSSKiB: r.MaxRSSKiB.Int64}
 	}
 	if r.ExitCode.Valid {
 		c := int(r.ExitCode.Int64)

@@ -32,6 +32,9 @@ type SettleParams struct {
 	// require this supervisor: reconcile settles a job only if no new
 	// supervisor has claimed it since it looked.
 	ExpectSupervisorPID int
+	// Usage is what the job's processes cost (nil: not known, the columns
+	// stay NULL).
+	Usage *bgcmd.Usage
 }
 
 // Settle moves a running job to p.To with a compare-and-set on the state,
@@ -63,11 +66,16 @@ func settleTx(ctx context.Context, tx *sqlx.Tx, p SettleParams) (*Record, error)
 	if p.ExitCode != nil {
 		exit = *p.ExitCode
 	}
+	var cpuUser, cpuSystem, maxRSS any
+	if u := p.Usage; u != nil {
+		cpuUser, cpuSystem, maxRSS = u.CPUUserMS, u.CPUSystemMS, u.MaxRSSKiB
+	}
 	var row jobRow
 	err := tx.GetContext(ctx, &row, `UPDATE jobs SET state = ?, exit_code = ?, signal = ?,
-		error = ?, finished_at = ? WHERE id = ? AND state = 'running'
+		error = ?, finished_at = ?, cpu_user_ms = ?, cpu_system_ms = ?, max_rss_kib = ?
+		WHERE id = ? AND state = 'running'
 		AND (? = 0 OR supervisor_pid = ?) RETURNING `+jobColumns,
-		string(p.To), exit, p.Signal, p.Error, fmtTime(p.FinishedAt), p.ID,
+		string(p.To), exit, p.Signal, p.Error, fmtTime(p.FinishedAt), cpuUser, cpuSystem, maxRSS, p.ID,
 		p.ExpectSupervisorPID, p.ExpectSupervisorPID)
 	if err != nil {
 		if !errors.Is(err, sql.ErrNoRows) {

@@ -24,10 +24,11 @@ const (
 	keyPath           = "path"
 	keyAllowedEnv     = "allowed_env"
 	keyDeniedEnv      = "denied_env"
+	keyCgroup         = "cgroup"
 )
 
 // knownKeys lists the policy file keys, sorted.
-var knownKeys = []string{keyAllowed, keyAllowedEnv, keyCwdRoot, keyDefaultTimeout, keyDeniedEnv, keyKillGrace, keyMaxOutputBytes, keyMaxTimeout, keyPath}
+var knownKeys = []string{keyAllowed, keyAllowedEnv, keyCgroup, keyCwdRoot, keyDefaultTimeout, keyDeniedEnv, keyKillGrace, keyMaxOutputBytes, keyMaxTimeout, keyPath}
 
 // LoadError is a policy file that cannot be used. It names the file and,
 // when known, the key and the 1-based line.
@@ -148,6 +149,9 @@ func Parse(name string, data []byte) (*Policy, error) {
 		return nil, err
 	}
 	if p.CwdRoot, err = f.root(raw); err != nil {
+		return nil, err
+	}
+	if p.Cgroup, err = f.cgroup(raw); err != nil {
 		return nil, err
 	}
 	if err := p.validateLimits(); err != nil {

@@ -104,7 +104,12 @@ func TestLoadErrors(t *testing.T) {
 		{
 			"An unknown key names the key, its line and the known keys.",
 			"cwd_root = 'root'\n\ncwd-root = 'x'\n",
-			"cwd-root", 3, "unknown key (known keys: allowed_executables, allowed_env, cwd_root,",
+			"cwd-root", 3, "unknown key (known keys: allowed_executables, allowed_env, cgroup, cwd_root,",
+		},
+		{
+			"A cgroup that is not a cgroup v2 directory is refused.",
+			"cwd_root = 'root'\ncgroup = '/tmp'\n",
+			"cgroup", 2, "is not on a cgroup v2 file system",
 		},
 		{
 			"An unknown table names its header line.",
@@ -247,7 +252,7 @@ func TestParseUsesTheGivenName(t *testing.T) {
 	t.Parallel()
 	_, err := policy.Parse("inline policy", []byte("bogus = 1\n"))
 	require.EqualError(t, err, "inline policy:1: key bogus: unknown key (known keys: "+
-		"allowed_executables, allowed_env, cwd_root, default_timeout, denied_env, kill_grace, max_output_bytes, max_timeout, path)")
+		"allowed_executables, allowed_env, cgroup, cwd_root, default_timeout, denied_env, kill_grace, max_output_bytes, max_timeout, path)")
 }
 
 func TestLoadMissingFile(t *testing.T) {

@@ -74,6 +74,10 @@ type Policy struct {
 	// MaxOutputBytes is the per-stream byte cap and its ceiling; 0 means
 	// StandardMaxOutputBytes.
 	MaxOutputBytes int64
+	// Cgroup, when set, is a delegated cgroup v2 directory: each job runs in
+	// its own cgroup job-<id> below it, which is killed as a whole
+	// (cgroup.kill) when the job ends and then removed. Empty: no cgroups.
+	Cgroup string
 }
 
 // Request is one start as a caller asks for it.

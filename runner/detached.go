@@ -44,6 +44,8 @@ type spec struct {
 	// over meanwhile wins and the supervisor starts nothing.
 	HostPID   int   `json:"host_pid"`
 	HostStart int64 `json:"host_start"`
+	// Cgroup is the policy's delegated cgroup v2 directory ("" = none).
+	Cgroup string `json:"cgroup,omitempty"`
 }
 
 // launchDetached starts a supervisor process for job and waits until it
@@ -98,7 +100,7 @@ func (r *Runner) launchDetached(ctx context.Context, job *bgcmd.Job, env []strin
 	}
 	go cmd.Wait() // reap it if it ends while this host lives
 	sp := spec{Home: r.home, DBPath: r.store.Path(), JobID: job.ID, Env: env,
-		HostPID: job.SupervisorPID, HostStart: job.SupervisorStart}
+		HostPID: job.SupervisorPID, HostStart: job.SupervisorStart, Cgroup: r.cgroupRoot()}
 	err = json.NewEncoder(specW).Encode(&sp)
 	specW.Close()
 	if err != nil {
@@ -170,6 +172,10 @@ func supervisorEnv() []string {
 // exits. Otherwise it returns at once. bgcmd's main calls it first; a Go host
 // that sets Options.Binary to its own executable must do the same.
 func MaybeSupervise() {
+	reaperReady.Store(true)
+	if len(os.Args) >= 2 && os.Args[1] == ReapCommand {
+		os.Exit(reap())
+	}
 	if len(os.Args) < 2 || os.Args[1] != SuperviseCommand {
 		return
 	}
@@ -188,6 +194,10 @@ func MaybeSupervise() {
 func Supervise(ctx context.Context) error {
 	if err := closeInheritedOnExec(); err != nil {
 		return fmt.Errorf("mark inherited descriptors close-on-exec: %w", err)
+	}
+	contain := ContainSubreaper
+	if becomeSubreaper() != nil {
+		contain = ContainProcessGroup
 	}
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP, syscall.SIGPIPE, syscall.SIGINT) // caught, not ignored: an ignored disposition would pass to the child across exec
 	specF := os.NewFile(3, "spec")
@@ -235,6 +245,8 @@ func Supervise(ctx context.Context) error {
 		job: &rec.Job, dir: filepath.Join(sp.Home, "jobs", sp.JobID), env: sp.Env, now: st.Now,
 		started: make(chan error, 1), kick: make(chan struct{}, 1), done: make(chan struct{}),
 		cwd: cwdF,
+		containment: contain,
+		cgroupRoot:  sp.Cgroup,
 	}
 	go sup.run()
 	err = <-sup.started

@@ -5,9 +5,11 @@
 // that is the child's parent: it puts the child in its own process group,
 // pumps both pipes into capped, indexed log files, enforces the timeout
 // (SIGTERM to the group, SIGKILL after the grace period) and the byte cap,
-// kills what is left of the group after the main process exits, writes an
-// exit record file and then the terminal transition with the banked
-// artifacts, in one transaction.
+// kills and reaps every descendant left after the main process exits
+// (whatever it did with sessions and groups: see Containment), records
+// the CPU time and peak memory of the tree, writes an exit record file and
+// then the terminal transition with the banked artifacts, in one
+// transaction.
 //
 // The supervisor runs in one of two modes sharing one supervise loop:
 // in-process (a goroutine in the host, for Go programs that do not ship the

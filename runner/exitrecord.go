@@ -26,6 +26,7 @@ type exitRecord struct {
 	FinishedAt time.Time                           `json:"finished_at"`
 	Detail     map[string]any                      `json:"detail,omitempty"`
 	Streams    map[bgcmd.Stream]*artifacts.Summary `json:"streams,omitempty"`
+	Usage      *bgcmd.Usage                        `json:"usage,omitempty"`
 }
 
 // writeExitRecord writes rec atomically: a temp file, fsync, rename, fsync

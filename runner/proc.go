@@ -12,6 +12,7 @@ import (
 // procStat is what bgcmd reads from /proc/<pid>/stat.
 type procStat struct {
 	state byte
+	ppid  int
 	pgrp  int
 	// start is the process start time in clock ticks after boot (field 22).
 	start int64
@@ -33,12 +34,13 @@ func readProcStat(pid int) (procStat, error) {
 	if len(f) < 20 {
 		return procStat{}, fmt.Errorf("parse /proc/%d/stat: %d fields", pid, len(f))
 	}
+	ppid, err0 := strconv.Atoi(f[1])
 	pgrp, err1 := strconv.Atoi(f[2])
 	start, err2 := strconv.ParseInt(f[19], 10, 64)
-	if err1 != nil || err2 != nil {
+	if err0 != nil || err1 != nil || err2 != nil {
 		return procStat{}, fmt.Errorf("parse /proc/%d/stat", pid)
 	}
-	return procStat{state: f[0][0], pgrp: pgrp, start: start}, nil
+	return procStat{state: f[0][0], ppid: ppid, pgrp: pgrp, start: start}, nil
 }
 
 // processStart returns pid's start time, or 0 when it cannot be read.

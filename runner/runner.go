@@ -34,9 +34,21 @@ type Options struct {
 	// opened without O_CLOEXEC, which none of its own children will
 	// inherit afterwards either.
 	Detached bool
-	// Binary is the executable re-executed for detached supervisors;
-	// default os.Executable(). Its main must call MaybeSupervise (bgcmd's
-	// does).
+	// Binary is the executable re-executed for detached supervisors and for
+	// the in-process mode's reapers; default os.Executable(). Its main must
+	// call MaybeSupervise (bgcmd's does).
+	//
+	// Containment: every process a job starts, whatever it does with
+	// sessions and process groups, is killed and reaped before the job's
+	// terminal row is written. A detached supervisor is itself a child
+	// subreaper. In the in-process mode the host never becomes one: each job
+	// runs under a small reaper process (Binary re-executed with
+	// ReapCommand) that is the subreaper and reports the job's exit status
+	// and resource use; this costs one more process start per job. A program
+	// that never called MaybeSupervise cannot be re-executed that way, so its
+	// in-process jobs fall back to process-group containment (a descendant
+	// that calls setsid escapes) and their events record containment
+	// "process_group".
 	Binary string
 	// Session is the default session of Start; default "default".
 	Session string

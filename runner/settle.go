@@ -23,7 +23,7 @@ const settleRetryFor = 2 * time.Minute
 // transaction, then the job directory is removed.
 func (s *supervisor) settle(ctx context.Context, out *outcome, streams map[bgcmd.Stream]*artifacts.Capture) {
 	rec := &exitRecord{State: out.state, ExitCode: out.exitCode, Signal: out.signal,
-		Error: out.err, FinishedAt: s.now().UTC(), Detail: out.detail,
+		Error: out.err, FinishedAt: s.now().UTC(), Detail: out.detail, Usage: out.usage,
 		Streams: map[bgcmd.Stream]*artifacts.Summary{}}
 	for st, c := range streams {
 		sum := c.Summary()
@@ -55,7 +55,7 @@ func (s *supervisor) settle(ctx context.Context, out *outcome, streams map[bgcmd
 func settleWithRetry(ctx context.Context, st *jobstore.Store, id string, rec *exitRecord, arts []bgcmd.Artifact, expectSupervisor int) (*jobstore.Record, error) {
 	p := jobstore.SettleParams{ID: id, To: rec.State, ExitCode: rec.ExitCode, Signal: rec.Signal,
 		Error: rec.Error, FinishedAt: rec.FinishedAt, Detail: rec.Detail, Artifacts: arts,
-		ExpectSupervisorPID: expectSupervisor}
+		ExpectSupervisorPID: expectSupervisor, Usage: rec.Usage}
 	deadline := time.Now().Add(settleRetryFor)
 	backoff := 50 * time.Millisecond
 	for {

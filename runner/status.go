@@ -50,6 +50,7 @@ func (r *Runner) status(ctx context.Context, rec *jobstore.Record, markSeen bool
 		SupervisorPID: j.SupervisorPID, Detached: j.Detached, Labels: j.Labels,
 		CreatedAt: j.CreatedAt, StartedAt: j.StartedAt, FinishedAt: j.FinishedAt,
 		DurationMS: j.Duration(r.now()).Milliseconds(),
+		Usage:      j.Usage,
 	}
 	var sources [2]artifacts.Source
 	if j.State.Settled() {

@@ -53,12 +53,22 @@ type supervisor struct {
 	kick chan struct{}
 	// done is closed once the job has settled (or settling failed).
 	done chan struct{}
+	// containment is how the job's descendants are kept in the job; binary
+	// is the executable re-executed as its reaper (containReaper).
+	containment Containment
+	binary      string
+	// cgroupRoot is the policy's delegated cgroup ("" = none); inCgroup
+	// says the job runs in its own cgroup below it, cgroupErr why not.
+	cgroupRoot string
+	inCgroup   bool
+	cgroupErr  error
 }
 
 func (r *Runner) newSupervisor(job *bgcmd.Job, env []string) *supervisor {
 	return &supervisor{
 		store: r.store, arts: r.arts, job: job, dir: r.jobDir(job.ID), env: env, now: r.now,
 		started: make(chan error, 1), kick: make(chan struct{}, 1), done: make(chan struct{}),
+		containment: r.inProcessContainment(), binary: r.reaperBinary(), cgroupRoot: r.cgroupRoot(),
 	}
 }
 
@@ -69,6 +79,7 @@ type outcome struct {
 	signal   string
 	err      string
 	detail   map[string]any
+	usage    *bgcmd.Usage
 }
 
 // run supervises the job from spawn to settle. It never panics on a user
@@ -131,9 +142,10 @@ func (s *supervisor) supervise(ctx context.Context) (*supervised, error) {
 			cmd.Path = argv0
 		}
 	}
+	var p jobProc
 	startErr := closeInheritedOnExec()
 	if startErr == nil {
-		startErr = cmd.Start()
+		p, startErr = s.start(cmd)
 	}
 	writers[0].Close()
 	writers[1].Close()
@@ -145,7 +157,7 @@ func (s *supervisor) supervise(ctx context.Context) (*supervised, error) {
 		res.outcome = &outcome{state: bgcmd.StateStartFailed, err: describeStartError(s.job, startErr)}
 		return res, nil
 	}
-	pid := cmd.Process.Pid
+	pid := p.pid()
 	startedAt := s.now()
 	if err := s.store.MarkStarted(ctx, jobstore.StartedParams{ID: s.job.ID, PID: pid, PGID: pid,
 		PIDStart: processStart(pid), StartedAt: startedAt}); err != nil {
@@ -154,21 +166,23 @@ func (s *supervisor) supervise(ctx context.Context) (*supervised, error) {
 	s.job.PID, s.job.PGID = pid, pid
 	s.started <- nil
 
-	res.outcome = s.watch(ctx, cmd, readers, streams)
+	res.outcome = s.watch(ctx, p, readers, streams)
 	return res, nil
 }
 
 // watch pumps output and waits for the main process, enforcing the cap, the
-// timeout and kill requests, then kills what is left of the group.
-func (s *supervisor) watch(ctx context.Context, cmd *exec.Cmd, readers [2]*os.File, streams map[bgcmd.Stream]*artifacts.Capture) *outcome {
-	pgid := cmd.Process.Pid
+// timeout and kill requests; the job's wait kills and reaps every
+// descendant left (or, under process-group containment, the group) before
+// the pipes are drained.
+func (s *supervisor) watch(ctx context.Context, p jobProc, readers [2]*os.File, streams map[bgcmd.Stream]*artifacts.Capture) *outcome {
+	pgid := p.pid()
 	capHit := make(chan bgcmd.Stream, 2)
 	writeFailed := make(chan error, 2)
 	pumped := make(chan struct{}, 2)
 	go pump(readers[0], streams[bgcmd.Stdout], bgcmd.Stdout, capHit, writeFailed, pumped)
 	go pump(readers[1], streams[bgcmd.Stderr], bgcmd.Stderr, capHit, writeFailed, pumped)
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	exited := make(chan procExit, 1)
+	go func() { exited <- p.wait() }()
 
 	watch, werr := watchDir(s.dir)
 	var requests <-chan struct{}
@@ -189,11 +203,11 @@ func (s *supervisor) watch(ctx context.Context, cmd *exec.Cmd, readers [2]*os.Fi
 			grace = time.After(s.job.KillGrace)
 		}
 	}
-	var waitErr error
+	var ended procExit
 loop:
 	for {
 		select {
-		case waitErr = <-exited:
+		case ended = <-exited:
 			break loop
 		case <-capHit:
 			if reason == "" {
@@ -229,13 +243,19 @@ loop:
 			delivered = s.checkKill(ctx, pgid, delivered, &reason, escalate)
 		}
 	}
-	leftovers := killLeftovers(pgid)
+	// Every descendant is gone now (wait killed the holders of the pipes),
+	// so the pumps drain every byte written to EOF; drainGrace bounds a
+	// descendant that escaped process-group containment.
 	drainPumps(readers, pumped)
 	closeCaptures(streams)
 
-	out := &outcome{state: bgcmd.StateExited, detail: map[string]any{}}
-	if leftovers > 0 {
-		out.detail["leftover_processes_killed"] = leftovers
+	out := &outcome{state: bgcmd.StateExited, usage: ended.usage.public(),
+		detail: map[string]any{"containment": string(s.recordedContainment())}}
+	if err := errors.Join(s.cgroupErr, ended.cgroupErr); err != nil {
+		out.detail["cgroup_error"] = err.Error()
+	}
+	if ended.leftovers > 0 {
+		out.detail["leftover_processes_killed"] = ended.leftovers
 	}
 	for st, c := range streams {
 		if c.Summary().Capped && reason == "" {
@@ -248,13 +268,8 @@ loop:
 	if reason != "" {
 		out.state = reason
 	}
-	var ee *exec.ExitError
-	switch {
-	case waitErr == nil:
-		code := 0
-		out.exitCode = &code
-	case errors.As(waitErr, &ee):
-		ws, _ := ee.Sys().(syscall.WaitStatus)
+	switch ws := ended.status; {
+	case ws != nil:
 		if ws.Signaled() {
 			out.signal = SignalName(ws.Signal())
 		} else {
@@ -262,7 +277,7 @@ loop:
 			out.exitCode = &code
 		}
 	default:
-		out.err = "wait: " + waitErr.Error()
+		out.err = fmt.Sprintf("wait: %v", ended.err)
 	}
 	switch out.state {
 	case bgcmd.StateOutputLimit:

@@ -354,8 +354,10 @@ func (s *soaker) checkCounters(ctx context.Context, f *soakFigures, runs []*jobR
 }
 
 // checkProcesses: nothing of any job's process group (fork-grandchild.sh's
-// sleeper stays in it) and no supervisor is alive once the jobs have
-// settled; no job directory is left.
+// sleeper stays in it), no descendant that escaped it (a process that
+// carries the soak home in its environment or runs in the soak's
+// directories, whatever its session or group) and no supervisor is alive
+// once the jobs have settled; no job directory is left.
 func (s *soaker) checkProcesses(f *soakFigures, recs []*jobstore.Record) {
 	groups := map[int]int64{} // pgid → the leader's start time
 	for _, r := range recs {
@@ -368,6 +370,11 @@ func (s *soaker) checkProcesses(f *soakFigures, recs []*jobstore.Record) {
 		details = details[:0]
 		procs := 0
 		for _, p := range liveProcs() {
+			if where := s.escaped(p.pid); where != "" {
+				procs++
+				details = append(details, fmt.Sprintf("pid %d (%s) in group %d, %s", p.pid, cmdline(p.pid), p.pgrp, where))
+				continue
+			}
 			start, ok := groups[p.pgrp]
 			if !ok {
 				continue
@@ -413,6 +420,29 @@ func (s *soaker) checkProcesses(f *soakFigures, recs []*jobstore.Record) {
 	for _, d := range details {
 		f.violate("left behind after the soak: %s", d)
 	}
+}
+
+// escaped says why pid belongs to the soak's jobs although it may have left
+// their process groups: its environment names the soak's home (every job
+// inherits BGCMD_HOME; supervisors do not), or its working directory is
+// under the soak's directories. "" when neither holds.
+func (s *soaker) escaped(pid int) string {
+	if pid == os.Getpid() {
+		return ""
+	}
+	proc := "/proc/" + strconv.Itoa(pid)
+	if env, err := os.ReadFile(proc + "/environ"); err == nil &&
+		strings.Contains("\x00"+string(env), "\x00BGCMD_HOME="+s.h.dir+"\x00") {
+		return "carries the soak's BGCMD_HOME"
+	}
+	if cwd, err := os.Readlink(proc + "/cwd"); err == nil {
+		for _, d := range []string{s.h.root, s.h.dir} {
+			if cwd == d || strings.HasPrefix(cwd, d+"/") {
+				return "runs in " + cwd
+			}
+		}
+	}
+	return ""
 }
 
 // checkDatabase: PRAGMA integrity_check and foreign_key_check.

@@ -98,6 +98,9 @@ func writeStatus(w io.Writer, st style, s *bgcmd.Status, now time.Time) error {
 		}
 		row(x.name, v)
 	}
+	if s.Usage != nil {
+		row("usage", fmtUsage(s.Usage))
+	}
 	if s.Error != "" {
 		row("error", st.paint(sgrRed, oneLine(s.Error)))
 	}
@@ -113,4 +116,11 @@ func writeStatus(w io.Writer, st style, s *bgcmd.Status, now time.Time) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// fmtUsage renders a job's cost on one line: "cpu 1.25s user + 0.03s system,
+// peak 212.4 MiB".
+func fmtUsage(u *bgcmd.Usage) string {
+	return fmt.Sprintf("cpu %.2fs user + %.2fs system, peak %s", float64(u.CPUUserMS)/1000,
+		float64(u.CPUSystemMS)/1000, fmtBytes(u.MaxRSSKiB*1024))
 }
