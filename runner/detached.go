@@ -57,6 +57,7 @@ func (r *Runner) launchDetached(ctx context.Context, job *bgcmd.Job, env []strin
 			To: bgcmd.StateStartFailed, Error: err.Error()})
 		if serr == nil {
 			os.RemoveAll(r.jobDir(job.ID))
+			afterSettle(r.store, r.arts, r.jobsDir, job.ID)
 		}
 		return err
 	}
@@ -245,5 +246,6 @@ func Supervise(ctx context.Context) error {
 		report("ok")
 	}
 	<-sup.done
+	pendingHooks.Wait() // the job's on_settle hook, bounded by its timeout
 	return nil
 }
