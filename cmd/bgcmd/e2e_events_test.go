@@ -192,4 +192,3 @@ func isZombie(pid int) bool {
 	i := bytes.LastIndexByte(b, ')')
 	return i > 0 && len(b) > i+2 && b[i+2] == 'Z'
 }
-
