@@ -132,13 +132,19 @@ func runSettleHook(ctx context.Context, st *jobstore.Store, arts *artifacts.Stor
 }
 
 // runUnclaimedHooks runs the hooks of this host's settled jobs that nobody
-// claimed: the process that settled the job died first. Reconcile calls it.
+// claimed because the process that settled the job (the row's supervisor:
+// the detached supervisor, the in-process host, or the reconciler) died
+// first. A settler still alive claims its own hook. Reconcile calls it.
 func (r *Runner) runUnclaimedHooks(ctx context.Context) error {
 	ids, err := r.store.UnclaimedSettleHooks(ctx)
 	if err != nil {
 		return err
 	}
 	for _, id := range ids {
+		rec, err := r.store.Get(ctx, id)
+		if err != nil || r.supervisorAlive(rec) {
+			continue // pruned meanwhile, or its settler will run it
+		}
 		pendingHooks.Add(1)
 		go func() {
 			defer pendingHooks.Done()

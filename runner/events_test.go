@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -205,4 +206,35 @@ func TestOnSettleHookRunsWhenReconcileSettlesAKilledSupervisorsJob(t *testing.T)
 	b, err := os.ReadFile(log)
 	require.NoError(t, err)
 	require.Equal(t, j.ID+" orphaned  /usr/local/bin:/usr/bin:/bin\n", string(b))
+}
+
+func TestOnSettleHookOfASettlerThatDiedBeforeRunningItRunsAtReconcile(t *testing.T) {
+	t.Parallel()
+	e, log, _ := hookEnv(t, false, "0")
+	ctx := context.Background()
+	// A settler that committed the settle and died before claiming the
+	// hook: its pid is gone.
+	dead := exec.Command("/bin/true")
+	require.NoError(t, dead.Run())
+	j := &bgcmd.Job{Session: "s", Argv: []string{"/bin/true"}, Exe: "/bin/true", Cwd: e.root,
+		SupervisorPID: dead.Process.Pid, SupervisorStart: 1, Timeout: time.Minute}
+	require.NoError(t, e.store.Create(ctx, j))
+	require.NoError(t, e.store.AddSettleHook(ctx, jobstore.SettleHook{JobID: j.ID,
+		Argv: e.policy.OnSettle, SearchPath: "/usr/bin:/bin", Timeout: 30 * time.Second}))
+	zero := 0
+	_, err := e.store.Settle(ctx, jobstore.SettleParams{ID: j.ID, To: bgcmd.StateExited, ExitCode: &zero})
+	require.NoError(t, err)
+	h, err := e.store.SettleHookRun(ctx, j.ID)
+	require.NoError(t, err)
+	require.Nil(t, h.ClaimedAt)
+
+	r := e.newRunner(false) // New reconciles
+	require.NoError(t, r.Close())
+	h = hookRun(t, e.store, j.ID)
+	require.Equal(t, jobstore.HookOK, h.Outcome)
+	_, err = e.newRunner(false).Reconcile(ctx)
+	require.NoError(t, err)
+	b, err := os.ReadFile(log)
+	require.NoError(t, err)
+	require.Equal(t, j.ID+" exited 0 /usr/bin:/bin\n", string(b))
 }
