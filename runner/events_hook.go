@@ -22,7 +22,45 @@ import (
 // pendingHooks counts the on_settle hooks running in this process: a
 // detached supervisor waits for its job's hook before it exits, and
 // Runner.Close for the hooks its supervisors and reconcile started.
-var pendingHooks sync.WaitGroup
+var pendingHooks = newHookCount()
+
+// hookCount is a counter one may wait on to reach zero. Unlike a
+// sync.WaitGroup it may be added to while someone waits: runners of one
+// process settle jobs while another closes.
+type hookCount struct {
+	mu   sync.Mutex
+	n    int
+	zero *sync.Cond
+}
+
+func newHookCount() *hookCount {
+	c := &hookCount{}
+	c.zero = sync.NewCond(&c.mu)
+	return c
+}
+
+// Add adds delta (1 to start, -1 via Done to end).
+func (c *hookCount) Add(delta int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n += delta
+	if c.n <= 0 {
+		c.n = 0
+		c.zero.Broadcast()
+	}
+}
+
+// Done ends one hook.
+func (c *hookCount) Done() { c.Add(-1) }
+
+// Wait returns once no hook runs.
+func (c *hookCount) Wait() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for c.n > 0 {
+		c.zero.Wait()
+	}
+}
 
 // hookKillWait bounds how long a hook's process group may outlive the kill
 // at its timeout before bgcmd stops waiting for its descriptors.
