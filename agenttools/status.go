@@ -61,7 +61,7 @@ func (t *Toolset) waitDef() *def {
 
 To wait for readiness instead of the end (a dev server saying it listens, a watcher's first build), give until_output, a regular expression: the call returns as soon as a line of output matches, with wait_outcome "matched" and the line in match {stream, line, text}, while the command keeps running; wait_outcome "settled" means it ended without such a line, "elapsed" that timeout_ms passed first. Lines printed before the call count. This never marks the command read.
 
-Limits: timeout_ms from 0 to 600000 (10 minutes); to wait longer, call again. 0 returns the current status at once.
+Limits: timeout_ms from 0 to 600000 (10 minutes); to wait longer, call again. 0 returns the current status at once. Instead of polling, a client may subscribe to the resource bgcmd://jobs/{task_id}: it is told (notifications/resources/updated) when the command ends.
 
 Example: {"task_id": "0190f7c2-8f1e-7b8a-9c61-3f0e2d4a5b6c", "timeout_ms": 120000}
 Example: {"task_id": "0190f7c2-8f1e-7b8a-9c61-3f0e2d4a5b6c", "timeout_ms": 60000, "until_output": "listening on"}`,

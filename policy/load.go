@@ -25,10 +25,12 @@ const (
 	keyAllowedEnv     = "allowed_env"
 	keyDeniedEnv      = "denied_env"
 	keyCgroup         = "cgroup"
+	keyOnSettle       = "on_settle"
+	keyOnSettleTime   = "on_settle_timeout"
 )
 
 // knownKeys lists the policy file keys, sorted.
-var knownKeys = []string{keyAllowed, keyAllowedEnv, keyCgroup, keyCwdRoot, keyDefaultTimeout, keyDeniedEnv, keyKillGrace, keyMaxOutputBytes, keyMaxTimeout, keyPath}
+var knownKeys = []string{keyAllowed, keyAllowedEnv, keyCgroup, keyCwdRoot, keyDefaultTimeout, keyDeniedEnv, keyKillGrace, keyMaxOutputBytes, keyMaxTimeout, keyOnSettle, keyOnSettleTime, keyPath}
 
 // LoadError is a policy file that cannot be used. It names the file and,
 // when known, the key and the 1-based line.
@@ -92,13 +94,16 @@ func Load(path string) (*Policy, error) {
 //	path = "/usr/local/bin:/usr/bin:/bin"
 //	allowed_env = ["LANG", "LC_*", "CI"]
 //	denied_env = ["AWS_*"]
+//	on_settle = ["/usr/local/bin/notify-build", "--channel", "ci"]
+//	on_settle_timeout = "10s"
 //
 // cwd_root is required and must be an existing directory; every other key
 // is optional (zero means the default, see Policy). Durations are Go
 // duration strings and must be positive, as must max_output_bytes. path is
 // the search path for bare allowlisted names (absolute directories separated
 // by ':'); allowed_env and denied_env hold variable names or path.Match
-// globs (see Policy.AllowedEnv and Policy.DeniedEnv). Unknown
+// globs (see Policy.AllowedEnv and Policy.DeniedEnv). on_settle is an argv
+// whose first element is an absolute path (see Policy.OnSettle). Unknown
 // keys, wrong types, bad values and syntax errors are *LoadError values that
 // name the file, the key and the line.
 func Parse(name string, data []byte) (*Policy, error) {
@@ -152,6 +157,9 @@ func Parse(name string, data []byte) (*Policy, error) {
 		return nil, err
 	}
 	if p.Cgroup, err = f.cgroup(raw); err != nil {
+		return nil, err
+	}
+	if p.OnSettle, p.OnSettleTimeout, err = f.onSettle(raw); err != nil {
 		return nil, err
 	}
 	if err := p.validateLimits(); err != nil {

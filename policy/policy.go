@@ -19,6 +19,9 @@ const (
 	// StandardMaxOutputBytes is the per-stream cap when
 	// Policy.MaxOutputBytes is 0.
 	StandardMaxOutputBytes int64 = 10 << 20
+	// StandardOnSettleTimeout bounds an on_settle hook when
+	// Policy.OnSettleTimeout is 0.
+	StandardOnSettleTimeout = 10 * time.Second
 )
 
 // Policy is what a start must satisfy before anything is spawned. The zero
@@ -78,6 +81,16 @@ type Policy struct {
 	// its own cgroup job-<id> below it, which is killed as a whole
 	// (cgroup.kill) when the job ends and then removed. Empty: no cgroups.
 	Cgroup string
+	// OnSettle, when set, is the operator's hook: an argv (never run
+	// through a shell; OnSettle[0] absolute) that bgcmd runs once for each
+	// job started under this policy when it settles, with the status object
+	// JSON on stdin and BGCMD_JOB_ID, BGCMD_STATE, BGCMD_EXIT_CODE and PATH
+	// (Path) as its whole environment. It travels with the job, so it runs
+	// also when reconcile settles the job; its failure is recorded and never
+	// changes the job's state.
+	OnSettle []string
+	// OnSettleTimeout bounds one hook run; 0 means StandardOnSettleTimeout.
+	OnSettleTimeout time.Duration
 }
 
 // Request is one start as a caller asks for it.

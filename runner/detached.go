@@ -59,6 +59,7 @@ func (r *Runner) launchDetached(ctx context.Context, job *bgcmd.Job, env []strin
 			To: bgcmd.StateStartFailed, Error: err.Error()})
 		if serr == nil {
 			os.RemoveAll(r.jobDir(job.ID))
+			afterSettle(r.store, r.arts, r.jobsDir, job.ID)
 		}
 		return err
 	}
@@ -257,5 +258,6 @@ func Supervise(ctx context.Context) error {
 		report("ok")
 	}
 	<-sup.done
+	pendingHooks.Wait() // the job's on_settle hook, bounded by its timeout
 	return nil
 }

@@ -64,6 +64,9 @@ func (r *Runner) Reconcile(ctx context.Context) (*ReconcileReport, error) {
 			rep.Lost++
 		}
 	}
+	if err := r.runUnclaimedHooks(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	if err := errors.Join(errs...); err != nil {
 		return rep, fmt.Errorf("reconcile: %w", err)
 	}
@@ -162,6 +165,7 @@ func (r *Runner) reconcileJob(ctx context.Context, rec *jobstore.Record) (reconc
 		return 0, fmt.Errorf("job %s: %w", rec.ID, err)
 	}
 	os.RemoveAll(dir)
+	afterSettle(r.store, r.arts, r.jobsDir, rec.ID)
 	return result, nil
 }
 

@@ -134,10 +134,12 @@ func (r *Runner) Home() string { return r.home }
 // everything).
 func (r *Runner) Policy() *policy.Policy { return r.policy }
 
-// Close waits for the runner's in-process supervisors to finish. Detached
-// supervisors are independent processes and keep running.
+// Close waits for the runner's in-process supervisors to finish, and for
+// the on_settle hooks this process started (each bounded by its timeout).
+// Detached supervisors are independent processes and keep running.
 func (r *Runner) Close() error {
 	r.wg.Wait()
+	pendingHooks.Wait()
 	return nil
 }
 

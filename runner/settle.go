@@ -45,6 +45,7 @@ func (s *supervisor) settle(ctx context.Context, out *outcome, streams map[bgcmd
 	unlock()
 	if err == nil {
 		os.RemoveAll(s.dir)
+		afterSettle(s.store, s.arts, filepath.Dir(s.dir), s.job.ID)
 	}
 }
 

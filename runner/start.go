@@ -75,6 +75,9 @@ func (r *Runner) Start(ctx context.Context, argv []string, o StartOptions) (*bgc
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("start: %w", err)
 	}
+	if err := r.afterCreate(ctx, job); err != nil {
+		return nil, fmt.Errorf("start: %w", err)
+	}
 	if r.detached {
 		err = r.launchDetached(ctx, job, dec.Env, dec.Dir)
 	} else {

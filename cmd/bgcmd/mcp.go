@@ -73,7 +73,11 @@ func serveMCP(ctx context.Context, g *globals, repo string, t mcp.Transport, log
 	}
 	log.Info("serving MCP on stdio", "home", a.home, "session", a.session,
 		"policy", a.policyPath, "repo", repo, "tools", len(ts.Tools()))
-	err = newMCPServer(ts, log).Run(ctx, t)
+	res := newJobResources(a.runner, a.session, log)
+	if err := res.watch(ctx); err != nil {
+		return err
+	}
+	err = newMCPServer(ts, log, res).Run(ctx, t)
 	if ctx.Err() != nil {
 		log.Info("stopped by signal")
 		return nil

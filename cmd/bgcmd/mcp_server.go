@@ -15,17 +15,26 @@ import (
 const mcpInstructions = `bgcmd runs commands in the background under a strict policy and keeps their complete output. ` +
 	`Start one with run_command_bg (argv array, never a shell line; wait_ms to wait a little), keep working, ` +
 	`and read it back with command_status, command_wait and command_output. Every result carries counters ` +
-	`{running, finished}: finished > 0 means a command of yours ended and you have not read it yet (command_list {"unread": true}).`
+	`{running, finished}: finished > 0 means a command of yours ended and you have not read it yet (command_list {"unread": true}). ` +
+	`Instead of polling, subscribe to the resource bgcmd://jobs/{task_id} (or bgcmd://sessions/{session}) to be told when it ends.`
 
 // newMCPServer registers every tool of ts on a new MCP server. Each tool is
 // added with the raw handler, so the schema clients see is the tool
 // layer's own, and the layer does all argument checking. A call to a tool
 // that does not exist is answered as a tool error too, so a model can
-// correct itself.
-func newMCPServer(ts *agenttools.Toolset, log *slog.Logger) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "bgcmd", Title: "bgcmd background commands", Version: readVersion().Version},
-		&mcp.ServerOptions{Logger: log, Instructions: mcpInstructions})
+// correct itself. Jobs and the session are resources too (see
+// jobResources), when res is not nil.
+func newMCPServer(ts *agenttools.Toolset, log *slog.Logger, res *jobResources) *mcp.Server {
+	opts := &mcp.ServerOptions{Logger: log, Instructions: mcpInstructions}
 	handle := mcpHandler(ts, log)
+	if res != nil {
+		res.configure(opts)
+		handle = withWaitProgress(handle, res.r, res.session)
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "bgcmd", Title: "bgcmd background commands", Version: readVersion().Version}, opts)
+	if res != nil {
+		res.register(s)
+	}
 	known := map[string]bool{}
 	for _, tl := range ts.Tools() {
 		known[tl.Name] = true

@@ -53,6 +53,7 @@ Exit codes: 0 success, 1 runtime error, 2 usage error, 3 refused by policy,
 	root.AddCommand(newGitCmd(g))
 	root.AddCommand(newVerifyCmd(g))
 	root.AddCommand(newVersionCmd(g))
+	root.AddCommand(newEventsCmd(g))
 	root.Version = readVersion().String()
 	root.SetVersionTemplate("bgcmd {{.Version}}\n")
 	root.AddCommand(newUICmd(g))

@@ -5,9 +5,10 @@ import "github.com/spf13/cobra"
 func newWaitCmd(g *globals) *cobra.Command {
 	var timeout string
 	var ready readyFlags
+	var anyOf bool
 	cmd := &cobra.Command{
-		Use:   "wait ID [--timeout DUR] [--until-output REGEX [--stream S] [--from-line N]]",
-		Short: "Wait for a job to settle (or to print a line) and exit with its exit code",
+		Use:   "wait ID... [--any] [--timeout DUR] [--until-output REGEX [--stream S] [--from-line N]]",
+		Short: "Wait for jobs to settle (or a job to print a line) and exit with the exit code",
 		Long: `Wait until the job settles, print its status, and exit as the command did.
 --timeout bounds the wait, not the command: when it elapses the job keeps
 running, its current status is printed and wait exits 5.
@@ -24,8 +25,8 @@ stdout, stderr or both (the default). If the job settles with no matching
 line, its status is printed and wait exits 6. Waiting for output never
 marks the job read.
 
-` + exitCodesHelp,
-		Args:              cobra.ExactArgs(1),
+` + waitManyHelp + exitCodesHelp,
+		Args:              cobra.MinimumNArgs(1),
 		ValidArgsFunction: g.completeJobIDs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			limit := forever
@@ -42,6 +43,9 @@ marks the job read.
 			if err != nil {
 				return err
 			}
+			if err := checkWaitMany(args, w != nil, anyOf); err != nil {
+				return err
+			}
 			ctx, stop := interruptible(cmd.Context())
 			defer stop()
 			a, err := g.openJobs(ctx, false)
@@ -49,6 +53,9 @@ marks the job read.
 				return err
 			}
 			defer a.close()
+			if len(args) > 1 || anyOf {
+				return g.awaitManyAndReport(ctx, cmd, a, args, anyOf, limit)
+			}
 			id, err := a.resolve(ctx, args[0])
 			if err != nil {
 				return err
@@ -60,6 +67,7 @@ marks the job read.
 		},
 	}
 	cmd.Flags().StringVar(&timeout, "timeout", "", "give up waiting after this long (default: wait until it settles)")
+	cmd.Flags().BoolVar(&anyOf, "any", false, "return as soon as the first of the jobs settles")
 	ready.register(cmd)
 	return cmd
 }
