@@ -2,7 +2,6 @@ package jobstore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -247,7 +246,7 @@ func appendEvent(ctx context.Context, tx *sqlx.Tx, id string, from, to bgcmd.Sta
 	}
 	d := "{}"
 	if len(detail) > 0 {
-		b, err := json.Marshal(detail)
+		b, err := encodeJSON(detail)
 		if err != nil {
 			return fmt.Errorf("encode event detail: %w", err)
 		}

@@ -1,6 +1,7 @@
 package jobstore
 
 import (
+	"bytes"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -117,9 +118,22 @@ func (r *jobRow) record() (*Record, error) {
 }
 
 func mustJSON(v any) string {
-	b, err := json.Marshal(v)
+	b, err := encodeJSON(v)
 	if err != nil {
 		panic(fmt.Sprintf("jobstore: marshal %T: %v", v, err)) // only plain values reach here
 	}
 	return string(b)
+}
+
+// encodeJSON is how every JSON value the database holds is written: as
+// json.Marshal does, but without escaping <, > and & for HTML, so that
+// SQL over the stored text (argv LIKE '%>&2%') finds what was run.
+func encodeJSON(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
