@@ -193,3 +193,23 @@ func TestARefusalOverACeilingNamesTheKeyAndThePolicyFile(t *testing.T) {
 	require.Equal(t, 3, r.code)
 	require.Contains(t, r.stderr, "raises max_timeout in "+filepath.Join(h.dir, "policy.toml"))
 }
+
+func TestListJSONEndsWithACursorWhenMoreJobsMatch(t *testing.T) {
+	t.Parallel()
+	h := newHome(t)
+	var ids []string
+	for range 3 {
+		ids = append(ids, h.start(fixture(t, "exit-with.sh"), "0"))
+	}
+	lines := jsonLines(t, h.ok("--json", "list", "--limit", "2"))
+	require.Len(t, lines, 3)
+	require.Equal(t, ids[2], lines[0]["id"])
+	require.Equal(t, ids[1], lines[1]["id"])
+	require.NotContains(t, lines[2], "id", "the cursor line is not a job")
+	next := lines[2]["next_before"].(string)
+	require.Equal(t, ids[1], next)
+
+	lines = jsonLines(t, h.ok("--json", "list", "--limit", "2", "--before", next))
+	require.Len(t, lines, 1, "the last page has no cursor")
+	require.Equal(t, ids[0], lines[0]["id"])
+}

@@ -21,6 +21,11 @@ type listItem struct {
 	Unread     bool  `json:"unread"`
 }
 
+// listCursor is the last line of a `list --json` page when more jobs match.
+type listCursor struct {
+	NextBefore string `json:"next_before"`
+}
+
 func newListCmd(g *globals) *cobra.Command {
 	var (
 		states      []string
@@ -41,7 +46,9 @@ comma-separate), --since (an RFC 3339 time or a duration ago, e.g. 2h) and
 
 Pages are keyset pages: the next page starts --before the last id shown
 (printed on stderr when there is more). With --json each job is one line
-of JSON with the contract's field names plus duration_ms and unread.`,
+of JSON with the contract's field names plus duration_ms and unread, and
+when more jobs match, one last line {"next_before": ID} (it has no "id"):
+pass ID as --before to get the next page.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p := jobstore.ListParams{Session: g.sessionName(), Unread: unread, Limit: limit, Before: before}
@@ -88,6 +95,9 @@ of JSON with the contract's field names plus duration_ms and unread.`,
 					if err := writeJSON(out, item); err != nil {
 						return err
 					}
+				}
+				if res.NextBefore != "" {
+					return writeJSON(out, listCursor{NextBefore: res.NextBefore})
 				}
 				return nil
 			}
