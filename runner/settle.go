@@ -76,7 +76,13 @@ func (s *supervisor) settle(ctx context.Context, out *outcome, streams map[bgcmd
 			rec.Error = joinMsg(rec.Error, err.Error())
 		}
 		banked = err == nil
-		return s.store.Settle(ctx, settleParams(s.job.ID, rec, arts, 0))
+		got, err := s.store.Settle(ctx, settleParams(s.job.ID, rec, arts, 0))
+		if err != nil && !last {
+			// Banking moved the logs: the record on disk must now name
+			// what was banked, or a reconciler would find no output.
+			recorded = writeExitRecord(s.dir, rec) == nil
+		}
+		return got, err
 	}
 	_, err := retrySettle(ctx, attempt)
 	if err == nil && banked {
