@@ -385,8 +385,9 @@ func TestDatabaseLockedAtStart(t *testing.T) {
 		at  time.Time
 	}
 	ch := make(chan done, 1)
+	exitWith := fixture(t, "exit-with.sh")
 	go func() {
-		res, err := h.run(context.Background(), "--json", "run", "--wait", "--", fixture(t, "exit-with.sh"), "0")
+		res, err := h.run(context.Background(), "--json", "run", "--wait", "--", exitWith, "0")
 		if err != nil {
 			res.code = -1
 			res.stderr = []byte(err.Error())
