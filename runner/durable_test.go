@@ -282,7 +282,8 @@ func TestHomeDeletedUnderARunningJobSettlesWithAClearError(t *testing.T) {
 			s := e.await(j.ID)
 			require.True(t, s.State.Settled())
 			require.NotEmpty(t, s.Error, "the loss is said, not hidden")
-			t.Logf("settled %s: %s", s.State, s.Error)
+			require.Regexp(t, `bank stdout: [^;]*stdout\.log[^;]*no such file or directory`, s.Error,
+				"the error names the log that could not be banked and why (settled %s)", s.State)
 		})
 	}
 }
