@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -47,24 +48,32 @@ func (s *supervisor) settle(ctx context.Context, out *outcome, streams map[bgcmd
 	}
 	why := rec.Error // what the job itself said; notes about settling join it
 	recorded, banked := false, false
-	attempt := func(ctx context.Context, last bool) (*jobstore.Record, error) {
-		rec.Error = why
+	attempt := func(ctx context.Context, last bool) (_ *jobstore.Record, err error) {
+		var unrecorded error
 		if !recorded {
 			// While the settle is pending, the record on disk is what a
 			// reconciler settles the job from: write it as soon as there
 			// is room.
-			if err := writeExitRecord(s.dir, rec); err != nil {
-				rec.Error = joinMsg(why, "exit record not written: "+err.Error())
-			} else {
-				recorded = true
-			}
+			rec.Error = why
+			unrecorded = writeExitRecord(s.dir, rec)
+			recorded = unrecorded == nil
 		}
+		var notes []string // what went wrong banking, said in the job's error
+		defer func() {
+			if err != nil && !last && !errors.Is(err, bgcmd.ErrInvalidTransition) {
+				// Banking may have moved a log: the record on disk must
+				// name what was banked, or a reconciler would find no
+				// output.
+				rec.Error = joinMsg(why, strings.Join(notes, "; "))
+				recorded = writeExitRecord(s.dir, rec) == nil
+			}
+		}()
 		unlock, err := lockArtifacts(s.arts, false)
 		if err != nil {
 			if !last && noSpace(err) {
 				return nil, err
 			}
-			rec.Error = joinMsg(rec.Error, err.Error())
+			notes = append(notes, err.Error())
 			unlock = func() {}
 		}
 		defer unlock()
@@ -73,16 +82,15 @@ func (s *supervisor) settle(ctx context.Context, out *outcome, streams map[bgcmd
 			if !last && noSpace(err) {
 				return nil, err // bank them once there is room: nothing discarded
 			}
-			rec.Error = joinMsg(rec.Error, err.Error())
+			notes = append(notes, err.Error())
 		}
 		banked = err == nil
-		got, err := s.store.Settle(ctx, settleParams(s.job.ID, rec, arts, 0))
-		if err != nil && !last {
-			// Banking moved the logs: the record on disk must now name
-			// what was banked, or a reconciler would find no output.
-			recorded = writeExitRecord(s.dir, rec) == nil
+		rec.Error = why
+		if unrecorded != nil {
+			rec.Error = joinMsg(rec.Error, "exit record not written: "+unrecorded.Error())
 		}
-		return got, err
+		rec.Error = joinMsg(rec.Error, strings.Join(notes, "; "))
+		return s.store.Settle(ctx, settleParams(s.job.ID, rec, arts, 0))
 	}
 	_, err := retrySettle(ctx, attempt)
 	if err == nil && banked {
@@ -178,6 +186,9 @@ func bankStreams(store *artifacts.Store, dir string, rec *exitRecord) ([]bgcmd.A
 func joinMsg(a, b string) string {
 	if a == "" {
 		return b
+	}
+	if b == "" {
+		return a
 	}
 	return a + "; " + b
 }
