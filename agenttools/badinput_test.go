@@ -3,6 +3,7 @@ package agenttools_test
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -95,8 +96,9 @@ func TestToolRunWithoutAPolicyIsRefused(t *testing.T) {
 func TestToolCallCancelledIsAnErrorNotAResult(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
+	gate := filepath.Join(t.TempDir(), "never") // never created: the command runs until killed
 	st := ok[*agenttools.Status](h, "run_command_bg", map[string]any{
-		"argv": []string{fixture(t, "slow-lines.sh"), "100", "0.1"}})
+		"argv": []string{fixture(t, "wait-for-file.sh"), gate, "0"}})
 	h.killAtEnd(st.TaskID)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -66,7 +66,7 @@ func Example() {
 		args json.RawMessage
 	}{
 		{"run_command_bg", json.RawMessage(`{"argv": "echo hello"}`)},
-		{"run_command_bg", json.RawMessage(`{"argv": ["/bin/echo", "hello"], "wait_ms": 10000}`)},
+		{"run_command_bg", json.RawMessage(`{"argv": ["/bin/echo", "hello"], "wait_ms": 60000}`)},
 	}
 	for _, c := range calls {
 		res, err := ts.Call(ctx, c.name, c.args)
@@ -116,7 +116,7 @@ func ExampleToolset_Call_output() {
 	defer cleanup()
 	ctx := context.Background()
 
-	res, _ := ts.Call(ctx, "run_command_bg", json.RawMessage(`{"argv": ["/bin/echo", "one", "two", "three"], "wait_ms": 10000}`))
+	res, _ := ts.Call(ctx, "run_command_bg", json.RawMessage(`{"argv": ["/bin/echo", "one", "two", "three"], "wait_ms": 60000}`))
 	id := res.Value.(*agenttools.Status).TaskID
 
 	offset := int64(0)

@@ -2,6 +2,8 @@ package agenttools_test
 
 import (
 	"encoding/base64"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -70,15 +72,19 @@ func TestToolOutputPagesJoinUpToTheWholeStream(t *testing.T) {
 func TestToolOutputOfARunningCommandAndTheFinishedCounter(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
+	gate := filepath.Join(t.TempDir(), "gate")
+	t.Cleanup(func() { os.WriteFile(gate, nil, 0o600) }) // ends the command if the test fails early
 	st := ok[*agenttools.Status](h, "run_command_bg", map[string]any{
-		"argv": []string{fixture(t, "slow-lines.sh"), "3", "0.2"}})
+		"argv": []string{fixture(t, "wait-for-file.sh"), gate, "0"}})
 	p := ok[*agenttools.OutputPage](h, "command_output", map[string]any{"task_id": st.TaskID, "stream": "stdout"})
+	require.Equal(t, bgcmd.StateRunning, p.State, "the command waits for the gate")
 	require.True(t, p.HasMore, "a running command may print more")
+	require.NoError(t, os.WriteFile(gate, nil, 0o600))
 	waitFor(t, "the command to finish", func() bool {
 		return ok[*agenttools.List](h, "command_list", nil).Counters.Finished == 1
 	})
 	p = ok[*agenttools.OutputPage](h, "command_output", map[string]any{"task_id": st.TaskID, "stream": "stdout"})
-	require.Equal(t, "line 1\nline 2\nline 3\ndone\n", *p.Text)
+	require.Equal(t, "waiting\ndone\n", *p.Text)
 	require.Equal(t, bgcmd.StateExited, p.State)
 	require.Equal(t, bgcmd.Counters{}, p.Counters, "reading the output reads the command")
 }

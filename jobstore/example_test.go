@@ -2,6 +2,7 @@ package jobstore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -32,7 +33,7 @@ func Example() {
 	}
 	// A second settle is refused: a settled job never changes.
 	_, err = s.Settle(ctx, jobstore.SettleParams{ID: j.ID, To: bgcmd.StateKilled})
-	fmt.Println(err != nil)
+	fmt.Println(errors.Is(err, bgcmd.ErrInvalidTransition))
 
 	c, _ := s.Counters(ctx, "ci")
 	fmt.Printf("%+v\n", c)

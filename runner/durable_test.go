@@ -204,6 +204,7 @@ func TestTwoReconcilersSettleEachJobOnce(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	reports := make([]*runner.ReconcileReport, 2)
+	errs := make([]error, 2)
 	for i := range 2 {
 		st, err := jobstore.Open(context.Background(), jobstore.Options{Path: filepath.Join(e.home, "bgcmd.db")})
 		require.NoError(t, err)
@@ -213,12 +214,12 @@ func TestTwoReconcilersSettleEachJobOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rep, err := r.Reconcile(context.Background())
-			require.NoError(t, err)
-			reports[i] = rep
+			reports[i], errs[i] = r.Reconcile(context.Background())
 		}()
 	}
 	wg.Wait()
+	require.NoError(t, errs[0], "the first reconciler")
+	require.NoError(t, errs[1], "the second reconciler")
 	require.Equal(t, 20, reports[0].Orphaned+reports[1].Orphaned)
 	for _, id := range ids {
 		events, err := e.store.Events(context.Background(), id)
@@ -241,9 +242,11 @@ func TestKillAndTimeoutFromAnotherProcess(t *testing.T) {
 	require.Equal(t, bgcmd.StateKilled, s.State)
 	require.Equal(t, "SIGKILL", s.Signal, "SIGTERM is ignored, so the supervisor escalated")
 
-	host, id = startHost(t, e, []string{fixture(t, "ignore-term.sh")}, hostExitEnv+"=1", hostTimeoutEnv+"=300ms")
-	require.NoError(t, host.Wait())
-	s = e.await(id)
+	s = awaitIgnoredTermTimeout(t, e, func(timeout time.Duration) string {
+		host, id := startHost(t, e, []string{fixture(t, "ignore-term.sh")}, hostExitEnv+"=1", hostTimeoutEnv+"="+timeout.String())
+		require.NoError(t, host.Wait())
+		return id
+	})
 	require.Equal(t, bgcmd.StateTimeout, s.State)
 	require.Equal(t, "SIGKILL", s.Signal)
 }
@@ -279,7 +282,8 @@ func TestHomeDeletedUnderARunningJobSettlesWithAClearError(t *testing.T) {
 			s := e.await(j.ID)
 			require.True(t, s.State.Settled())
 			require.NotEmpty(t, s.Error, "the loss is said, not hidden")
-			t.Logf("settled %s: %s", s.State, s.Error)
+			require.Regexp(t, `bank stdout: [^;]*stdout\.log[^;]*no such file or directory`, s.Error,
+				"the error names the log that could not be banked and why (settled %s)", s.State)
 		})
 	}
 }

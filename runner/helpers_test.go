@@ -118,3 +118,25 @@ func processAlive(pid int) bool {
 	i := strings.LastIndexByte(string(b), ')')
 	return i > 0 && len(b) > i+2 && b[i+2] != 'Z'
 }
+
+// awaitIgnoredTermTimeout runs ignore-term.sh under a timeout through
+// start (which returns the job id) until a run in which the script said it
+// had trapped SIGTERM before the timeout mattered: on a busy machine the
+// timeout can fire before the shell has run its trap, and such a run says
+// nothing about the escalation to SIGKILL, so the next run has twice the
+// timeout. It returns the settled status of the run that counts.
+func awaitIgnoredTermTimeout(t *testing.T, e *env, start func(timeout time.Duration) string) *bgcmd.Status {
+	t.Helper()
+	for timeout := 500 * time.Millisecond; timeout <= time.Minute; timeout *= 2 {
+		id := start(timeout)
+		s := e.await(id)
+		if out := e.output(id, bgcmd.Stdout); out == "" {
+			t.Logf("the timeout of %s fired before the script said it trapped SIGTERM (settled %s by %s): again with a longer one", timeout, s.State, s.Signal)
+			continue
+		}
+		require.Equal(t, "ready\n", e.output(id, bgcmd.Stdout))
+		return s
+	}
+	t.Fatal("ignore-term.sh never said it trapped SIGTERM before its timeout")
+	return nil
+}

@@ -84,15 +84,16 @@ func TestModes(t *testing.T) {
 				t.Parallel()
 				e := newEnv(t, detached)
 				e.policy.KillGrace = 300 * time.Millisecond
-				r := e.newRunner(detached)
-				j, err := r.Start(context.Background(), []string{fixture(t, "ignore-term.sh")}, runner.StartOptions{Timeout: 500 * time.Millisecond})
-				require.NoError(t, err)
-				s, err := r.Await(context.Background(), j.ID, time.Minute)
-				require.NoError(t, err)
+				e.r = e.newRunner(detached)
+				var pid int
+				s := awaitIgnoredTermTimeout(t, e, func(timeout time.Duration) string {
+					j := e.start([]string{fixture(t, "ignore-term.sh")}, runner.StartOptions{Timeout: timeout})
+					pid = j.PID
+					return j.ID
+				})
 				require.Equal(t, bgcmd.StateTimeout, s.State)
 				require.Equal(t, "SIGKILL", s.Signal)
-				require.Equal(t, "ready\n", e.output(j.ID, bgcmd.Stdout))
-				require.False(t, processAlive(j.PID))
+				require.False(t, processAlive(pid))
 			})
 			t.Run("kill settles as killed and keeps the output", func(t *testing.T) {
 				t.Parallel()

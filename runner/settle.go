@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/bgcmd/bgcmd"
@@ -14,13 +16,28 @@ import (
 )
 
 // settleRetryFor bounds how long a supervisor keeps retrying its terminal
-// write when the database is busy or briefly unavailable; the exit record
-// covers a supervisor that dies meanwhile.
+// write when the database is busy or briefly unavailable, or the disk is
+// full; the exit record covers a supervisor that dies or gives up meanwhile.
 const settleRetryFor = 2 * time.Minute
+
+// settleRetryFirst and settleRetryMax are the first and the longest pause
+// between two settle attempts; the pause doubles in between.
+const (
+	settleRetryFirst = 50 * time.Millisecond
+	settleRetryMax   = 2 * time.Second
+)
 
 // settle records the outcome: the exit record first (so a crash loses
 // nothing), then the banked artifacts and the terminal transition in one
 // transaction, then the job directory is removed.
+//
+// When that cannot be done yet (a full disk, a database busy or
+// unavailable) the settle is pending: the exit record stays in the job
+// directory, written as soon as there is room for it, so a reconciler
+// settles the job from it if this supervisor dies or gives up; logs that
+// could not be banked for want of space are banked on a later attempt
+// rather than settled without them. Attempts wake on a timer and stop when
+// ctx ends or settleRetryFor has passed.
 func (s *supervisor) settle(ctx context.Context, out *outcome, streams map[bgcmd.Stream]*artifacts.Capture) {
 	rec := &exitRecord{State: out.state, ExitCode: out.exitCode, Signal: out.signal,
 		Error: out.err, FinishedAt: s.now().UTC(), Detail: out.detail, Usage: out.usage,
@@ -29,21 +46,54 @@ func (s *supervisor) settle(ctx context.Context, out *outcome, streams map[bgcmd
 		sum := c.Summary()
 		rec.Streams[st] = &sum
 	}
-	if err := writeExitRecord(s.dir, rec); err != nil {
-		rec.Error = joinMsg(rec.Error, "exit record not written: "+err.Error())
+	why := rec.Error // what the job itself said; notes about settling join it
+	recorded, banked := false, false
+	attempt := func(ctx context.Context, last bool) (_ *jobstore.Record, err error) {
+		var unrecorded error
+		if !recorded {
+			// While the settle is pending, the record on disk is what a
+			// reconciler settles the job from: write it as soon as there
+			// is room.
+			rec.Error = why
+			unrecorded = writeExitRecord(s.dir, rec)
+			recorded = unrecorded == nil
+		}
+		var notes []string // what went wrong banking, said in the job's error
+		defer func() {
+			if err != nil && !last && !errors.Is(err, bgcmd.ErrInvalidTransition) {
+				// Banking may have moved a log: the record on disk must
+				// name what was banked, or a reconciler would find no
+				// output.
+				rec.Error = joinMsg(why, strings.Join(notes, "; "))
+				recorded = writeExitRecord(s.dir, rec) == nil
+			}
+		}()
+		unlock, err := lockArtifacts(s.arts, false)
+		if err != nil {
+			if !last && noSpace(err) {
+				return nil, err
+			}
+			notes = append(notes, err.Error())
+			unlock = func() {}
+		}
+		defer unlock()
+		arts, err := bankStreams(s.arts, s.dir, rec)
+		if err != nil {
+			if !last && noSpace(err) {
+				return nil, err // bank them once there is room: nothing discarded
+			}
+			notes = append(notes, err.Error())
+		}
+		banked = err == nil
+		rec.Error = why
+		if unrecorded != nil {
+			rec.Error = joinMsg(rec.Error, "exit record not written: "+unrecorded.Error())
+		}
+		rec.Error = joinMsg(rec.Error, strings.Join(notes, "; "))
+		return s.store.Settle(ctx, settleParams(s.job.ID, rec, arts, 0))
 	}
-	unlock, err := lockArtifacts(s.arts, false)
-	if err != nil {
-		rec.Error = joinMsg(rec.Error, err.Error())
-		unlock = func() {}
-	}
-	arts, err := bankStreams(s.arts, s.dir, rec)
-	if err != nil {
-		rec.Error = joinMsg(rec.Error, err.Error())
-	}
-	_, err = settleWithRetry(ctx, s.store, s.job.ID, rec, arts, 0)
-	unlock()
-	if err == nil {
+	_, err := retrySettle(ctx, attempt)
+	if err == nil && banked {
 		os.RemoveAll(s.dir)
 		afterSettle(s.store, s.arts, filepath.Dir(s.dir), s.job.ID)
 	}
@@ -54,23 +104,53 @@ func (s *supervisor) settle(ctx context.Context, out *outcome, streams map[bgcmd
 // expectSupervisor, when non-zero, makes the compare-and-set also require
 // that supervisor pid (reconcile uses it).
 func settleWithRetry(ctx context.Context, st *jobstore.Store, id string, rec *exitRecord, arts []bgcmd.Artifact, expectSupervisor int) (*jobstore.Record, error) {
+	return retrySettle(ctx, func(ctx context.Context, _ bool) (*jobstore.Record, error) {
+		return st.Settle(ctx, settleParams(id, rec, arts, expectSupervisor))
+	})
+}
+
+// settleParams is the terminal transition an exit record describes.
+func settleParams(id string, rec *exitRecord, arts []bgcmd.Artifact, expectSupervisor int) jobstore.SettleParams {
 	p := jobstore.SettleParams{ID: id, To: rec.State, ExitCode: rec.ExitCode, Signal: rec.Signal,
-		Error: rec.Error, FinishedAt: rec.FinishedAt, Detail: rec.Detail, Artifacts: arts,
-		ExpectSupervisorPID: expectSupervisor, Usage: rec.Usage}
+		Error: rec.Error, FinishedAt: rec.FinishedAt, Detail: rec.Detail,
+		Artifacts: make([]bgcmd.Artifact, len(arts)), ExpectSupervisorPID: expectSupervisor, Usage: rec.Usage}
+	copy(p.Artifacts, arts) // the store fills in ids: every attempt starts clean
+	return p
+}
+
+// retrySettle runs attempt until it succeeds or fails for good (the job
+// has already settled, or is unknown). Between attempts it waits on a
+// timer, doubling the pause up to settleRetryMax; it stops with ctx's error
+// (joined to the last failure) when ctx ends, and returns the last failure
+// once settleRetryFor has passed. The attempt made once that time is up is
+// told it is the last, so it settles with what it has.
+func retrySettle(ctx context.Context, attempt func(ctx context.Context, last bool) (*jobstore.Record, error)) (*jobstore.Record, error) {
 	deadline := time.Now().Add(settleRetryFor)
-	backoff := 50 * time.Millisecond
+	pause := settleRetryFirst
 	for {
-		out, err := st.Settle(ctx, p)
-		if err == nil || errors.Is(err, bgcmd.ErrInvalidTransition) || errors.Is(err, bgcmd.ErrNotFound) ||
-			time.Now().After(deadline) {
+		last := !time.Now().Before(deadline)
+		out, err := attempt(ctx, last)
+		if err == nil || errors.Is(err, bgcmd.ErrInvalidTransition) || errors.Is(err, bgcmd.ErrNotFound) || last {
 			return out, err
 		}
-		time.Sleep(backoff) // a retry pause, not a synchronisation
-		backoff = min(backoff*2, 2*time.Second)
-		for i := range p.Artifacts {
-			p.Artifacts[i].ID = ""
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("settle pending, given up: %w", errors.Join(context.Cause(ctx), err))
 		}
+		timer := time.NewTimer(min(pause, time.Until(deadline)))
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, fmt.Errorf("settle pending, given up: %w", errors.Join(context.Cause(ctx), err))
+		case <-timer.C:
+		}
+		pause = min(pause*2, settleRetryMax)
 	}
+}
+
+// noSpace reports whether err says the disk (or the owner's quota) is full:
+// a failure that passes once space is freed.
+func noSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }
 
 // bankStreams banks both logs of a job directory as artifacts. A log that is
@@ -107,6 +187,9 @@ func bankStreams(store *artifacts.Store, dir string, rec *exitRecord) ([]bgcmd.A
 func joinMsg(a, b string) string {
 	if a == "" {
 		return b
+	}
+	if b == "" {
+		return a
 	}
 	return a + "; " + b
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
 	"io"
 	"os"
@@ -73,85 +74,168 @@ func soakFixture(t testing.TB, name string) string {
 }
 
 // fullDiskHome is a home on an 8 MiB tmpfs whose policy also allows
-// fill-after.sh, with its database created while there is room.
+// print-then-wait.sh, with its database created while there is room.
 func fullDiskHome(t *testing.T) (h *home, mnt string) {
 	mnt = mountTmpfs(t, 8<<20)
 	pol := defaultPolicy(t)
-	pol.Allowed = append(pol.Allowed, soakFixture(t, "fill-after.sh"))
+	pol.Allowed = append(pol.Allowed, soakFixture(t, "print-then-wait.sh"))
 	h = newHome(t, filepath.Join(mnt, "home"), pol)
 	t.Cleanup(h.killAll)
 	h.mustRun(0, "run", "--wait", "--", fixture(t, "print-bytes.sh"), "1000")
 	return h, mnt
 }
 
+// gatedJob is a running print-then-wait.sh job: it prints its bytes when
+// the test creates its go file and exits once the release file exists.
+type gatedJob struct {
+	id, goFile string
+	bytes      int
+}
+
+// startGated starts a print-then-wait.sh job that will print n bytes.
+func startGated(t *testing.T, h *home, name string, n int, release string) *gatedJob {
+	t.Helper()
+	g := &gatedJob{goFile: filepath.Join(h.root, "go-"+name), bytes: n}
+	res := h.mustRun(0, "--json", "run", "--timeout", "10m", "--", soakFixture(t, "print-then-wait.sh"), g.goFile, strconv.Itoa(n), release)
+	g.id = statusOf(t, res).ID
+	return g
+}
+
+// truncateWAL checkpoints the home's database and empties its write-ahead
+// log, so that the next write needs new space on the disk.
+func truncateWAL(t *testing.T, h *home) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+h.dbPath()+"?_pragma=busy_timeout(30000)")
+	require.NoError(t, err)
+	defer db.Close()
+	eventually(t, time.Minute, "the write-ahead log to be checkpointed and emptied", func() (bool, string) {
+		var busy, frames, done int
+		if err := db.QueryRow(`PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &frames, &done); err != nil {
+			return false, err.Error()
+		}
+		fi, err := os.Stat(h.dbPath() + "-wal")
+		if err != nil {
+			return false, err.Error()
+		}
+		return busy == 0 && fi.Size() == 0, fmt.Sprintf("busy %d, %d-byte log", busy, fi.Size())
+	})
+}
+
+// keptBytes is what a job's error says it kept of its stdout, if it says.
+var keptBytes = regexp.MustCompile(`kept (\d+) bytes of stdout`)
+
 // TestDiskFull puts the home on an 8 MiB tmpfs and lets the output of
-// running jobs fill it: the database stays consistent while the disk is
-// full; once space is freed the jobs settle (promptly, not at their
-// timeout) with an error that says their output could not be written, and
-// new jobs run and bank every byte.
+// running jobs fill it, each job printing a known amount at a moment the
+// test chooses: the database stays consistent while the disk is full; a job
+// whose output no longer fits is stopped at once (not at its timeout) with
+// an error that says its output could not be written, and every byte it did
+// write is banked; its settle waits for space and happens once space is
+// freed; a job that fitted keeps all its output, and new jobs run and bank
+// every byte.
 func TestDiskFull(t *testing.T) {
 	h, mnt := fullDiskHome(t)
-
-	// Leave about 2 MiB and start three jobs that will print 3 MiB each
-	// once the flag exists: every start returns while there is room, then
-	// their output fills the disk mid-run. Their timeout is far away, so it
-	// cannot be what ends them.
-	filler := filepath.Join(mnt, "filler")
-	fill(t, filler, freeBytes(t, mnt)-2<<20)
-	flag := filepath.Join(h.root, "print-now")
-	var ids []string
-	for i := range 3 {
-		res := h.mustRun(0, "--json", "run", "--timeout", "10m", "--", soakFixture(t, "fill-after.sh"), flag, strconv.Itoa(3<<20), "full-"+strconv.Itoa(i))
-		ids = append(ids, statusOf(t, res).ID)
-	}
-	require.NoError(t, os.WriteFile(flag, nil, 0o600))
-	eventually(t, time.Minute, "the jobs' output to fill the disk", func() (bool, string) {
-		free := freeBytes(t, mnt)
-		return free < 64<<10, fmt.Sprintf("%d bytes free", free)
-	})
-	requireIntegrity(t, h) // consistent while full
-
-	// Free the space: every job settles, saying what happened to its output.
-	require.NoError(t, os.Remove(filler))
+	ctx := context.Background()
 	st := h.openRO()
 	defer st.Close()
-	for _, id := range ids {
-		eventually(t, 30*time.Second, "job "+id+" to settle once space was freed (a job whose output cannot be written must not hang until its timeout)", func() (bool, string) {
-			rec, err := st.Get(context.Background(), id)
+
+	// Three jobs that print when told and then wait to be released: one
+	// fits, one is cut short mid-output, one finds the disk full at its
+	// first byte. Their timeout is far away, so it cannot be what ends them.
+	release := filepath.Join(h.root, "release")
+	fits := startGated(t, h, "fits", 1<<20, release)
+	cut := startGated(t, h, "cut", 3<<20, release)
+	full := startGated(t, h, "full", 3<<20, release)
+	logOf := func(g *gatedJob) string { return filepath.Join(h.dir, "jobs", g.id, "stdout.log") }
+	childGone := func(g *gatedJob) func() (bool, string) {
+		return func() (bool, string) {
+			rec, err := st.Get(ctx, g.id)
 			if err != nil {
 				return false, err.Error()
 			}
-			return rec.State.Settled(), fmt.Sprintf("state %s, error %q", rec.State, rec.Error)
-		})
-		rec, err := st.Get(context.Background(), id)
-		require.NoError(t, err)
-		t.Logf("job %s: %s, error %q", id, rec.State, rec.Error)
-		require.NotEqual(t, bgcmd.StateTimeout, rec.State, "the disk filling up, not the timeout, ended job %s", id)
-		if rec.Error == "" {
-			// Room enough after all: then every byte is there.
-			arts, err := st.Artifacts(context.Background(), id)
-			require.NoError(t, err)
-			require.Len(t, arts, 2)
-			for _, a := range arts {
-				if a.Stream == bgcmd.Stdout {
-					require.Equal(t, sha(alphabet(3<<20)), a.SHA256, "job %s settled without an error: its output must be whole", id)
-				}
-			}
-			continue
+			return rec.PID > 0 && !isProcess(rec.PID, rec.PIDStart), fmt.Sprintf("state %s, pid %d, %d bytes free", rec.State, rec.PID, freeBytes(t, mnt))
 		}
-		require.Regexp(t, `(stdout|stderr)[^;]*no space left on device`, rec.Error,
-			"job %s (%s): its error must say its output could not be written", id, rec.State)
 	}
 
-	// New jobs run and keep every byte.
-	res := h.mustRun(0, "--json", "run", "--wait", "--", fixture(t, "print-bytes.sh"), strconv.Itoa(2<<20), "out", "after")
+	// Leave room for the first job's output and half a megabyte more; an
+	// empty write-ahead log makes the store need space for its next write.
+	truncateWAL(t, h)
+	filler := filepath.Join(mnt, "filler")
+	fill(t, filler, freeBytes(t, mnt)-(3<<19))
+
+	require.NoError(t, os.WriteFile(fits.goFile, nil, 0o600))
+	eventually(t, time.Minute, "the first job's output to reach its log", func() (bool, string) {
+		fi, err := os.Stat(logOf(fits))
+		if err != nil {
+			return false, err.Error()
+		}
+		return fi.Size() == int64(fits.bytes), fmt.Sprintf("%d bytes", fi.Size())
+	})
+	require.NoError(t, os.WriteFile(cut.goFile, nil, 0o600))
+	eventually(t, time.Minute, "the second job to be stopped once the disk filled up mid-output", childGone(cut))
+	require.Less(t, freeBytes(t, mnt), int64(64<<10), "the second job's output filled the disk")
+	require.NoError(t, os.WriteFile(full.goFile, nil, 0o600))
+	eventually(t, time.Minute, "the third job to be stopped at its first byte on the full disk", childGone(full))
+	requireIntegrity(t, h) // consistent while full
+	for _, g := range []*gatedJob{cut, full} {
+		rec, err := st.Get(ctx, g.id)
+		require.NoError(t, err)
+		require.Equal(t, bgcmd.StateRunning, rec.State, "job %s settled on a full disk: its settle must wait for space (error %q)", g.id, rec.Error)
+	}
+
+	// Free the space; nothing can take it again (the first job waits to be
+	// released, the others are gone): both stopped jobs settle, saying what
+	// happened to their output and keeping every byte they wrote.
+	require.NoError(t, os.Remove(filler))
+	for _, g := range []*gatedJob{cut, full} {
+		eventually(t, time.Minute, "job "+g.id+" to settle once space was freed", func() (bool, string) {
+			rec, err := st.Get(ctx, g.id)
+			if err != nil {
+				return false, err.Error()
+			}
+			return rec.State.Settled(), fmt.Sprintf("state %s, error %q, %d bytes free", rec.State, rec.Error, freeBytes(t, mnt))
+		})
+		rec, err := st.Get(ctx, g.id)
+		require.NoError(t, err)
+		require.NotEqual(t, bgcmd.StateTimeout, rec.State, "the disk filling up, not the timeout, ended job %s", g.id)
+		require.NotEqual(t, bgcmd.StateExited, rec.State, "job %s was stopped, it did not exit", g.id)
+		require.Regexp(t, `stdout[^;]*no space left on device`, rec.Error,
+			"job %s (%s): its error must say its output could not be written", g.id, rec.State)
+		arts, err := st.Artifacts(ctx, g.id)
+		require.NoError(t, err)
+		require.Len(t, arts, 2, "job %s: both streams banked", g.id)
+		for _, a := range arts {
+			if a.Stream != bgcmd.Stdout {
+				continue
+			}
+			require.Less(t, a.Bytes, int64(g.bytes), "job %s: its output cannot all have fitted", g.id)
+			require.Equal(t, sha(alphabet(int(a.Bytes))), a.SHA256, "job %s: the bytes it wrote are banked as written", g.id)
+			if m := keptBytes.FindStringSubmatch(rec.Error); m != nil {
+				require.Equal(t, m[1], strconv.FormatInt(a.Bytes, 10), "job %s: its error says what it kept, and that is what was banked", g.id)
+			}
+			if g == cut {
+				require.Positive(t, a.Bytes, "job %s had room for part of its output", g.id)
+			}
+		}
+	}
+
+	// The job that fitted has all of its output once released.
+	require.NoError(t, os.WriteFile(release, nil, 0o600))
+	res := h.mustRun(0, "--json", "wait", fits.id, "--timeout", "1m")
 	s := statusOf(t, res)
+	require.Equal(t, bgcmd.StateExited, s.State)
+	require.Empty(t, s.Error)
+	require.Equal(t, int64(fits.bytes), s.Stdout.Bytes)
+	require.Equal(t, sha(alphabet(fits.bytes)), s.Stdout.SHA256, "the job whose output fitted keeps every byte")
+
+	// New jobs run and keep every byte.
+	res = h.mustRun(0, "--json", "run", "--wait", "--", fixture(t, "print-bytes.sh"), strconv.Itoa(2<<20), "out", "after")
+	s = statusOf(t, res)
 	require.Equal(t, bgcmd.StateExited, s.State)
 	require.Equal(t, int64(2<<20), s.Stdout.Bytes)
 	require.Equal(t, sha(alphabet(2<<20)), s.Stdout.SHA256, "every byte banked once there is room")
 	h.mustRun(0, "reconcile")
 	requireIntegrity(t, h)
-	rows, err := queryInts(context.Background(), st, `SELECT COUNT(*) FROM jobs WHERE state = 'running'`)
+	rows, err := queryInts(ctx, st, `SELECT COUNT(*) FROM jobs WHERE state = 'running'`)
 	require.NoError(t, err)
 	require.Equal(t, int64(0), rows[0][0], "no job left running")
 }
@@ -301,8 +385,9 @@ func TestDatabaseLockedAtStart(t *testing.T) {
 		at  time.Time
 	}
 	ch := make(chan done, 1)
+	exitWith := fixture(t, "exit-with.sh")
 	go func() {
-		res, err := h.run(context.Background(), "--json", "run", "--wait", "--", fixture(t, "exit-with.sh"), "0")
+		res, err := h.run(context.Background(), "--json", "run", "--wait", "--", exitWith, "0")
 		if err != nil {
 			res.code = -1
 			res.stderr = []byte(err.Error())

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -22,15 +23,30 @@ import (
 // binary is the bgcmd built once for the end-to-end tests.
 var binary string
 
-// TestMain builds the binary once; the tests run it as a user would.
+// TestMain builds the binary once; the tests run it as a user would. The
+// binary is built the way this test binary was: with the race detector when
+// it has it, and with coverage when the tests measure it, its data written
+// to the tests' own coverage directory so that what the binary runs counts
+// in the package's figure.
 func TestMain(m *testing.M) {
+	flag.Parse()
 	dir, err := os.MkdirTemp("", "bgcmd-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "bgcmd")
-	build := exec.Command(goTool(), "build", "-o", binary, ".")
+	args := []string{"build", "-o", binary}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	if coverDir := testCoverDir(); coverDir != "" {
+		args = append(args, "-cover", "-covermode="+testing.CoverMode(), "-coverpkg=.")
+		// Every bgcmd the tests start (and the detached supervisors it
+		// starts in turn) writes its counters there.
+		os.Setenv("GOCOVERDIR", coverDir)
+	}
+	build := exec.Command(goTool(), append(args, ".")...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build bgcmd:", err)
@@ -40,6 +56,19 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// testCoverDir is the directory whose coverage data `go test -cover`
+// merges into this package's figure ("" when coverage is off): the
+// -test.gocoverdir flag, else $GOCOVERDIR.
+func testCoverDir() string {
+	if testing.CoverMode() == "" {
+		return ""
+	}
+	if f := flag.Lookup("test.gocoverdir"); f != nil && f.Value.String() != "" {
+		return f.Value.String()
+	}
+	return os.Getenv("GOCOVERDIR")
 }
 
 // goTool finds the go command that runs these tests.
@@ -83,6 +112,9 @@ func newHome(t *testing.T) *home {
 	h.writePolicy(fmt.Sprintf("allowed_executables = %s\ncwd_root = %q\ndefault_timeout = \"20s\"\nkill_grace = \"1s\"\n",
 		quoted, h.root))
 	h.env = []string{"PATH=/usr/bin:/bin", "HOME=" + h.dir, "BGCMD_HOME=" + h.dir, "LANG=C.UTF-8"}
+	if d, ok := os.LookupEnv("GOCOVERDIR"); ok {
+		h.env = append(h.env, "GOCOVERDIR="+d) // set by TestMain when measuring coverage
+	}
 	return h
 }
 

@@ -6,7 +6,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -56,6 +58,59 @@ func (h *home) onTerminal(t *testing.T, env []string, args ...string) string {
 	return buf.String()
 }
 
+// lockedBuffer is a buffer one goroutine writes while another reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// onTerminalUntil runs bgcmd like onTerminal and, once the terminal shows
+// want, calls then (which lets the command end); it returns all the
+// terminal showed.
+func (h *home) onTerminalUntil(t *testing.T, want string, then func(), args ...string) string {
+	t.Helper()
+	m, s := openPTY(t)
+	defer m.Close()
+	cmd := exec.Command(binary, args...)
+	cmd.Dir, cmd.Env = h.root, h.env
+	cmd.Stdout, cmd.Stderr = s, s
+	require.NoError(t, cmd.Start())
+	s.Close()
+	var buf lockedBuffer
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		_, _ = io.Copy(&buf, m) // ends with EIO once the child closes the terminal
+	}()
+	released := false
+	defer func() {
+		if !released {
+			then() // let the command end when the test fails early
+			_ = cmd.Process.Kill()
+			<-copied
+			_ = cmd.Wait()
+		}
+	}()
+	eventually(t, fmt.Sprintf("the terminal to show %q", want), func() bool { return strings.Contains(buf.String(), want) })
+	released = true
+	then()
+	<-copied
+	require.NoError(t, cmd.Wait())
+	return buf.String()
+}
+
 func TestColourOnlyOnATerminalAndNeverWithNoColor(t *testing.T) {
 	t.Parallel()
 	h := newHome(t)
@@ -80,9 +135,11 @@ func TestColourOnlyOnATerminalAndNeverWithNoColor(t *testing.T) {
 func TestWaitShowsProgressOnATerminalOnly(t *testing.T) {
 	t.Parallel()
 	h := newHome(t)
-	id := h.start(fixture(t, "slow-lines.sh"), "12", "0.1")
-	tty := h.onTerminal(t, nil, "wait", id)
-	require.Contains(t, tty, "running ", "a progress line while it runs")
+	gate := filepath.Join(t.TempDir(), "gate")
+	id := h.start(fixture(t, "wait-for-file.sh"), gate, "0")
+	release := func() { _ = os.WriteFile(gate, nil, 0o600) }
+	// The command runs until the progress line has been shown.
+	tty := h.onTerminalUntil(t, "running ", release, "wait", id)
 	require.Contains(t, tty, "stdout ")
 	require.Contains(t, tty, "exited 0")
 

@@ -1,0 +1,28 @@
+package migrations_test
+
+import (
+	"fmt"
+	"io/fs"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bgcmd/bgcmd/migrations"
+)
+
+// TestMigrationsAreNumberedWithoutGaps: goose applies the embedded files in
+// the order of their numbers, so they run 00001, 00002, … with none missing
+// and each holds an Up section.
+func TestMigrationsAreNumberedWithoutGaps(t *testing.T) {
+	t.Parallel()
+	names, err := fs.Glob(migrations.FS, "*.sql")
+	require.NoError(t, err)
+	require.NotEmpty(t, names)
+	for i, name := range names {
+		require.True(t, strings.HasPrefix(name, fmt.Sprintf("%05d_", i+1)), "migration %d is %s", i+1, name)
+		b, err := fs.ReadFile(migrations.FS, name)
+		require.NoError(t, err)
+		require.Contains(t, string(b), "-- +goose Up", name)
+	}
+}
