@@ -14,6 +14,8 @@ type procStat struct {
 	state byte
 	ppid  int
 	pgrp  int
+	// session is the process's session id (field 6).
+	session int
 	// start is the process start time in clock ticks after boot (field 22).
 	start int64
 }
@@ -36,11 +38,12 @@ func readProcStat(pid int) (procStat, error) {
 	}
 	ppid, err0 := strconv.Atoi(f[1])
 	pgrp, err1 := strconv.Atoi(f[2])
+	session, err3 := strconv.Atoi(f[3])
 	start, err2 := strconv.ParseInt(f[19], 10, 64)
-	if err0 != nil || err1 != nil || err2 != nil {
+	if err0 != nil || err1 != nil || err2 != nil || err3 != nil {
 		return procStat{}, fmt.Errorf("parse /proc/%d/stat", pid)
 	}
-	return procStat{state: f[0][0], ppid: ppid, pgrp: pgrp, start: start}, nil
+	return procStat{state: f[0][0], ppid: ppid, pgrp: pgrp, session: session, start: start}, nil
 }
 
 // processStart returns pid's start time, or 0 when it cannot be read.
@@ -73,6 +76,21 @@ func bootID() string {
 		return ""
 	}
 	return strings.TrimSpace(string(b))
+}
+
+// killGroupInSession SIGKILLs the live members of group pgid that belong to
+// session sid, and reports how many there were. It is how a group whose
+// leader is gone is killed: a group id can be taken again once the group
+// is empty, so only members in the job's own session (a detached
+// supervisor's: it called setsid) are the job's.
+func killGroupInSession(pgid, sid int) int {
+	n := 0
+	for _, pid := range groupMembers(pgid) {
+		if st, err := readProcStat(pid); err == nil && st.session == sid && syscall.Kill(pid, syscall.SIGKILL) == nil {
+			n++
+		}
+	}
+	return n
 }
 
 // groupMembers lists the live processes whose process group is pgid.

@@ -178,7 +178,14 @@ func (r *Runner) orphanRecord(rec *jobstore.Record, dir string) *exitRecord {
 		leader, err := readProcStat(rec.PID)
 		leaderIsOurs := err == nil && leader.start == rec.PIDStart
 		leaderGone := err != nil
-		if leaderIsOurs || leaderGone {
+		switch {
+		case leaderIsOurs:
+			killed = killLeftovers(rec.PGID)
+		case leaderGone && rec.Detached:
+			// The group id may belong to a stranger's new group by now:
+			// only members in the dead supervisor's session are the job's.
+			killed = killGroupInSession(rec.PGID, rec.SupervisorPID)
+		case leaderGone:
 			killed = killLeftovers(rec.PGID)
 		}
 	}
