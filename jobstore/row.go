@@ -14,7 +14,7 @@ const jobColumns = `id, session, host, argv, exe, cwd, env_replaced, env_names,
 	timeout_ms, kill_grace_ms, max_output_bytes, labels, state, exit_code, signal,
 	error, pid, pgid, pid_start, supervisor_pid, supervisor_start, boot_id,
 	detached, kill_signal, kill_requested_at, created_at, started_at,
-	finished_at, seen_at`
+	finished_at, seen_at, COALESCE(exe_sha256, '') AS exe_sha256`
 
 // jobRow is a jobs row as SQLite returns it.
 type jobRow struct {
@@ -47,6 +47,7 @@ type jobRow struct {
 	StartedAt       sql.NullString `db:"started_at"`
 	FinishedAt      sql.NullString `db:"finished_at"`
 	SeenAt          sql.NullString `db:"seen_at"`
+	ExeSHA256       string         `db:"exe_sha256"`
 }
 
 // Record is a job as stored, with the fields only the supervisor machinery
@@ -61,7 +62,7 @@ type Record struct {
 
 func (r *jobRow) record() (*Record, error) {
 	rec := &Record{Job: bgcmd.Job{
-		ID: r.ID, Session: r.Session, Host: r.Host, Exe: r.Exe, Cwd: r.Cwd,
+		ID: r.ID, Session: r.Session, Host: r.Host, Exe: r.Exe, Cwd: r.Cwd, ExeSHA256: r.ExeSHA256,
 		EnvReplaced:    r.EnvReplaced,
 		Timeout:        time.Duration(r.TimeoutMS) * time.Millisecond,
 		KillGrace:      time.Duration(r.KillGraceMS) * time.Millisecond,
