@@ -319,3 +319,34 @@ func (s *Store) ExeSHA256(ctx context.Context, id string) (string, error) {
 	}
 	return h.String, nil
 }
+
+// ChainedArtifact is a banked stream with the chain place of the event that
+// committed to its hash (its job's settle event).
+type ChainedArtifact struct {
+	JobID    string       `json:"job_id"`
+	Stream   bgcmd.Stream `json:"stream"`
+	SHA256   string       `json:"sha256"`
+	Bytes    int64        `json:"bytes"`
+	ChainSeq int64        `json:"chain_seq"`
+}
+
+// ChainedArtifacts returns every banked stream whose settle event sits at
+// chain place fromSeq or later, in chain order.
+func (s *Store) ChainedArtifacts(ctx context.Context, fromSeq int64) ([]ChainedArtifact, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT a.job_id, a.stream, a.sha256, a.bytes, e.chain_seq
+		FROM artifacts a JOIN job_events e ON e.job_id = a.job_id AND e.from_state IS NOT NULL
+		WHERE e.chain_seq >= ? AND e.to_state <> 'running' ORDER BY e.chain_seq, a.stream DESC`, fromSeq)
+	if err != nil {
+		return nil, fmt.Errorf("chained artifacts: %w", err)
+	}
+	defer rows.Close()
+	var out []ChainedArtifact
+	for rows.Next() {
+		var a ChainedArtifact
+		if err := rows.Scan(&a.JobID, &a.Stream, &a.SHA256, &a.Bytes, &a.ChainSeq); err != nil {
+			return nil, fmt.Errorf("chained artifacts: %w", err)
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
