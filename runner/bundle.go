@@ -78,7 +78,7 @@ type BundleInfo struct {
 	Bytes     int64              `json:"bytes"`
 	ChainHead jobstore.ChainHead `json:"chain_head"`
 	// ManifestSHA256 is the sha256 of manifest.json inside the bundle.
-	ManifestSHA256 string        `json:"manifest_sha256"`
+	ManifestSHA256 string         `json:"manifest_sha256"`
 	Jobs           []BundleJobRef `json:"jobs"`
 }
 

@@ -59,7 +59,7 @@ func (r *Runner) VerifyChain(ctx context.Context, since string) (*ChainCheck, er
 			}
 			c.Problem = &jobstore.ChainProblem{Seq: a.ChainSeq, Kind: jobstore.ChainKindEvent, Ref: a.JobID,
 				Problem: ChainArtifactMismatch,
-				Detail: fmt.Sprintf("the banked %s (sha256 %s, %d bytes) is %s: %v", a.Stream, a.SHA256, a.Bytes, what, err)}
+				Detail:  fmt.Sprintf("the banked %s (sha256 %s, %d bytes) is %s: %v", a.Stream, a.SHA256, a.Bytes, what, err)}
 			return c, nil
 		}
 		if ctx.Err() != nil {
