@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/bgcmd/bgcmd"
 )
@@ -349,4 +350,23 @@ func (s *Store) ChainedArtifacts(ctx context.Context, fromSeq int64) ([]ChainedA
 		out = append(out, a)
 	}
 	return out, rows.Err()
+}
+
+// keepPrunedPlaces records, before retention deletes them, the chain places
+// of the rows of table (job_events or refusals) that where selects: each
+// row's seq, prev_hash and hash stay in chain_pruned, so the chain still
+// links across them and verification counts them as pruned. A row deleted
+// any other way leaves its place empty, which verification reports.
+func keepPrunedPlaces(ctx context.Context, q querier, table, where string, args ...any) error {
+	kind, ref := ChainKindEvent, "job_id"
+	if table == "refusals" {
+		kind, ref = ChainKindRefusal, "id"
+	}
+	_, err := q.ExecContext(ctx, `INSERT INTO chain_pruned (chain_seq, prev_hash, hash, kind, ref, pruned_at)
+		SELECT chain_seq, prev_hash, hash, '`+kind+`', `+ref+`, ? FROM `+table+`
+		WHERE chain_seq IS NOT NULL AND (`+where+`)`, append([]any{fmtTime(time.Now())}, args...)...)
+	if err != nil {
+		return fmt.Errorf("keep the chain places of pruned %s: %w", table, err)
+	}
+	return nil
 }

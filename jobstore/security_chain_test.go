@@ -251,3 +251,31 @@ func TestChainCanonicalFormIsSQLiteJSONArray(t *testing.T) {
 		require.Equal(t, r.Hash, r.Recomputed())
 	}
 }
+
+func TestChainKeepsThePlacesOfPrunedJobs(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newChainFixture(t)
+	s, err := jobstore.Open(ctx, jobstore.Options{Path: f.path, Host: "test-host"})
+	require.NoError(t, err)
+	_, err = s.MarkSeen(ctx, f.jobs[1])
+	require.NoError(t, err)
+	res, err := s.Prune(ctx, jobstore.PruneParams{Session: "chain"})
+	require.NoError(t, err)
+	require.Len(t, res.Jobs, 1)
+	require.NoError(t, s.Close())
+
+	rep := f.verify(t, "")
+	require.Nil(t, rep.Problem)
+	require.Equal(t, int64(8), rep.Rows)
+	require.Equal(t, int64(2), rep.Pruned)
+
+	// A row deleted by hand has no kept place: still reported.
+	db := openRaw(t, f.path)
+	_, err = db.Exec(`DELETE FROM job_events WHERE job_id = ?`, f.jobs[2])
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	rep = f.verify(t, "")
+	require.NotNil(t, rep.Problem)
+	require.Equal(t, jobstore.ChainMissingSeq, rep.Problem.Problem)
+}
