@@ -220,7 +220,7 @@ func TestChainMigrationChainsRowsRecordedBeforeIt(t *testing.T) {
 		`UPDATE job_events SET chain_seq = NULL, prev_hash = NULL, hash = NULL`,
 		`UPDATE refusals SET chain_seq = NULL, prev_hash = NULL, hash = NULL`,
 		`UPDATE chain_head SET seq = 0, hash = '` + jobstore.GenesisHash + `'`,
-		`DELETE FROM goose_db_version WHERE version_id = 82`,
+		fmt.Sprintf(`DELETE FROM goose_db_version WHERE version_id = %d`, jobstore.ChainBackfillVersion),
 	} {
 		_, err := db.Exec(q)
 		require.NoError(t, err)
