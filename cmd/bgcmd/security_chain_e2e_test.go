@@ -58,6 +58,7 @@ func TestVerifyChainThroughTheBinaryDetectsEditsAndChangedArtifacts(t *testing.T
 	require.NoError(t, err)
 	sum := sha256.Sum256(exe)
 	require.Contains(t, h.ok("sql", "--csv", "SELECT exe_sha256 FROM jobs WHERE id = '"+first+"'"), hex.EncodeToString(sum[:]))
+	require.Equal(t, hex.EncodeToString(sum[:]), h.status(first)["exe_sha256"], "the status names it too")
 
 	// A recorded head still verifies after more jobs.
 	g := headLine.FindStringSubmatch(h.ok("verify", "--chain", "--head"))
