@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/bgcmd/bgcmd"
 )
 
@@ -285,6 +287,18 @@ func chainRefusal(ctx context.Context, q querier, id string) error {
 		return fmt.Errorf("chain refusal %s: %w", id, err)
 	}
 	return advanceHead(ctx, q, head, next)
+}
+
+// insertRefusal runs insert (an INSERT INTO refusals of the row id) and
+// appends that row to the chain, in one write transaction: the one way a
+// refusal is recorded.
+func (s *Store) insertRefusal(ctx context.Context, id, insert string, args ...any) error {
+	return s.inTx(ctx, func(tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(ctx, insert, args...); err != nil {
+			return err
+		}
+		return chainRefusal(ctx, tx, id)
+	})
 }
 
 // ChainHead returns the current head of the store's chain.

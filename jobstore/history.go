@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/bgcmd/bgcmd"
 )
 
@@ -208,15 +206,9 @@ func (s *Store) RecordRefusal(ctx context.Context, r *bgcmd.Refusal) error {
 	if argv == nil {
 		argv = []string{}
 	}
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO refusals (id, at, session, host, argv, cwd, code, message)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, fmtTime(r.Time), r.Session, s.host,
-			mustJSON(argv), r.Cwd, r.Code, r.Message)
-		if err != nil {
-			return err
-		}
-		return chainRefusal(ctx, tx, r.ID)
-	})
+	err := s.insertRefusal(ctx, r.ID, `INSERT INTO refusals (id, at, session, host, argv, cwd, code, message)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, fmtTime(r.Time), r.Session, s.host,
+		mustJSON(argv), r.Cwd, r.Code, r.Message)
 	if err != nil {
 		return fmt.Errorf("record refusal: %w", err)
 	}
