@@ -44,6 +44,9 @@ type ChainProblem struct {
 // Error says what is wrong, where.
 func (p *ChainProblem) Error() string {
 	where := fmt.Sprintf("chain row %d", p.Seq)
+	if p.Seq == 0 {
+		where = "chain"
+	}
 	if p.Kind != "" {
 		where += fmt.Sprintf(" (%s %s)", p.Kind, p.Ref)
 	}
@@ -92,8 +95,11 @@ func (s *Store) VerifyChain(ctx context.Context, p VerifyChainParams) (*ChainRep
 	if rep.Head, err = chainHead(ctx, tx); err != nil {
 		return nil, fmt.Errorf("verify chain: %w", err)
 	}
-	if p.Since != "" && p.Since != GenesisHash {
-		since := strings.ToLower(strings.TrimSpace(p.Since))
+	since := strings.ToLower(strings.TrimSpace(p.Since))
+	if since != "" && !isSHA256(since) {
+		return nil, fmt.Errorf("verify chain: --since %q is not a recorded head hash (64 hex digits, as bgcmd verify --chain --head prints it)", p.Since)
+	}
+	if since != "" && since != GenesisHash {
 		var seq int64
 		var prev string
 		err := tx.QueryRowContext(ctx, `SELECT chain_seq, prev_hash FROM job_events WHERE hash = ?1
@@ -284,4 +290,17 @@ func checkRow(r *ChainRow, want int64, prev string) *ChainProblem {
 		return nil
 	}
 	return p
+}
+
+// isSHA256 reports whether s is 64 lowercase hex digits.
+func isSHA256(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }

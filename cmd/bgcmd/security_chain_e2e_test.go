@@ -69,6 +69,10 @@ func TestVerifyChainThroughTheBinaryDetectsEditsAndChangedArtifacts(t *testing.T
 	require.Equal(t, 0, since.code, since.stderr)
 	require.Contains(t, since.stdout, "3 rows", "the checkpoint's row and the two after it")
 	require.Contains(t, since.stdout, "from checkpoint seq 5")
+	require.Equal(t, 2, h.bgcmd("verify", "--chain", "--since", "abc").code, "a malformed head is a usage error")
+	gone := h.bgcmd("verify", "--chain", "--since", strings.Repeat("ab", 32))
+	require.Equal(t, 1, gone.code)
+	require.Contains(t, gone.stderr, "checkpoint_not_found")
 
 	// An edit with another SQLite client is named at its row.
 	h.editDB(`UPDATE jobs SET exit_code = 0 WHERE exit_code = 3`)
