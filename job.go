@@ -12,7 +12,10 @@ type Job struct {
 	Argv    []string `json:"argv"`
 	// Exe is argv[0] as the policy resolved it: the absolute path that runs.
 	Exe string `json:"exe"`
-	Cwd string `json:"cwd"`
+	// ExeSHA256 is the sha256 of the file at Exe when the job started
+	// ("" when it could not be read).
+	ExeSHA256 string `json:"exe_sha256,omitempty"`
+	Cwd       string `json:"cwd"`
 	// EnvReplaced is true when the child got exactly EnvNames and nothing
 	// inherited.
 	EnvReplaced    bool              `json:"env_replaced"`

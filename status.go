@@ -46,6 +46,9 @@ type Status struct {
 	// output (stderr's tail after stdout's when both have output).
 	TailPreview string   `json:"tail_preview"`
 	Counters    Counters `json:"counters"`
+	// ExeSHA256 is the sha256 of the executable (Exe) when the job started;
+	// "" when it could not be read or was not recorded.
+	ExeSHA256 string `json:"exe_sha256,omitempty"`
 }
 
 // Settled reports whether the job has reached a final state.

@@ -63,7 +63,7 @@ func New(opts Options) (*Toolset, error) {
 	t := &Toolset{r: opts.Runner, git: opts.Git, session: opts.Session,
 		cwdRoot: opts.CwdRoot, byName: map[string]*def{}}
 	t.defs = append(t.defs, t.runDef(), t.statusDef(), t.outputDef(), t.waitDef(),
-		t.killDef(), t.listDef())
+		t.killDef(), t.listDef(), t.exportDef())
 	if t.git != nil {
 		t.defs = append(t.defs, t.gitDefs()...)
 	}

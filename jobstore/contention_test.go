@@ -37,6 +37,7 @@ func TestMain(m *testing.M) {
 	if millionDir != "" {
 		os.RemoveAll(millionDir)
 	}
+	jobstore.RemoveChainBenchStore()
 	os.Exit(code)
 }
 
@@ -102,4 +103,8 @@ func TestEightProcessesWriteOneFileWithoutErrorsOrLostEvents(t *testing.T) {
 	var integrity string
 	require.NoError(t, db.QueryRow(`PRAGMA integrity_check`).Scan(&integrity))
 	require.Equal(t, "ok", integrity)
+	rep, err := s.VerifyChain(ctx, jobstore.VerifyChainParams{})
+	require.NoError(t, err)
+	require.Nil(t, rep.Problem, "the chain in commit order across processes")
+	require.Equal(t, int64(procs*jobsEach*2), rep.Rows)
 }

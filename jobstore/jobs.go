@@ -42,12 +42,12 @@ func (s *Store) Create(ctx context.Context, j *bgcmd.Job) error {
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO jobs (id, session, host, argv, exe,
 			cwd, env_replaced, env_names, timeout_ms, kill_grace_ms, max_output_bytes,
-			labels, state, supervisor_pid, supervisor_start, boot_id, detached, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			labels, state, supervisor_pid, supervisor_start, boot_id, detached, created_at,
+			exe_sha256) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULLIF(?, ''))`,
 			j.ID, j.Session, j.Host, mustJSON(j.Argv), j.Exe, j.Cwd, j.EnvReplaced,
 			mustJSON(envNames), j.Timeout.Milliseconds(), j.KillGrace.Milliseconds(),
 			j.MaxOutputBytes, mustJSON(labels), j.State, j.SupervisorPID,
-			j.SupervisorStart, j.BootID, j.Detached, fmtTime(j.CreatedAt))
+			j.SupervisorStart, j.BootID, j.Detached, fmtTime(j.CreatedAt), j.ExeSHA256)
 		if err != nil {
 			return err
 		}
@@ -252,7 +252,11 @@ func appendEvent(ctx context.Context, tx *sqlx.Tx, id string, from, to bgcmd.Sta
 		}
 		d = string(b)
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO job_events (job_id, from_state, to_state, at, detail)
-		VALUES (?, ?, ?, ?, ?)`, id, fromVal, string(to), fmtTime(at), d)
-	return err
+	var seq int64
+	err := tx.GetContext(ctx, &seq, `INSERT INTO job_events (job_id, from_state, to_state, at, detail)
+		VALUES (?, ?, ?, ?, ?) RETURNING seq`, id, fromVal, string(to), fmtTime(at), d)
+	if err != nil {
+		return err
+	}
+	return chainEvent(ctx, tx, seq)
 }

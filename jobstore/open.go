@@ -185,7 +185,7 @@ func appliedVersion(ctx context.Context, db *sqlx.DB) (int64, error) {
 	return v, err
 }
 
-// latestVersion is the number of the newest embedded migration.
+// latestVersion is the number of the newest migration, embedded SQL or Go.
 func latestVersion() int64 {
 	entries, err := fs.Glob(migrations.FS, "*.sql")
 	if err != nil {
@@ -198,12 +198,15 @@ func latestVersion() int64 {
 			latest = n
 		}
 	}
+	for _, m := range goMigrations() {
+		latest = max(latest, m.Version)
+	}
 	return latest
 }
 
 func migrate(ctx context.Context, db *sqlx.DB, path string) error {
 	p, err := goose.NewProvider(goose.DialectSQLite3, db.DB, migrations.FS,
-		goose.WithDisableGlobalRegistry(true))
+		goose.WithDisableGlobalRegistry(true), goose.WithGoMigrations(goMigrations()...))
 	if err != nil {
 		return fmt.Errorf("open store %s: load migrations: %w", path, err)
 	}

@@ -40,7 +40,7 @@ func TestQueryReadsViewsAndSQLiteRefusesEveryWrite(t *testing.T) {
 	for _, q := range []string{
 		`DELETE FROM jobs`,
 		`UPDATE jobs SET state = 'exited'`,
-		`  insert into refusals values ('x','x','x','x','[]','x','x','x')`,
+		`  insert into refusals (id, at, session, host, argv, cwd, code, message) values ('x','x','x','x','[]','x','x','x')`,
 		`PRAGMA query_only = 0; DELETE FROM jobs`,
 		`CREATE TABLE t (x)`,
 		`WITH x AS (SELECT 1) DELETE FROM job_events`,

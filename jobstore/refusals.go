@@ -55,7 +55,7 @@ func (s *Store) RecordRefusal(ctx context.Context, r *bgcmd.Refusal) error {
 	for _, a := range r.Argv {
 		r.OriginalBytes += int64(len(a))
 	}
-	_, err := s.w.ExecContext(ctx, `INSERT INTO refusals (id, at, session, host, argv, cwd, code, message,
+	err := s.insertRefusal(ctx, r.ID, `INSERT INTO refusals (id, at, session, host, argv, cwd, code, message,
 		cut, argv_count, original_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.ID, fmtTime(r.Time), r.Session, s.host, mustJSON(argv), cwd, r.Code, msg,
 		r.Cut, r.ArgvCount, r.OriginalBytes)
@@ -164,8 +164,20 @@ func (s *Store) pruneRefusals(ctx context.Context, before time.Time, session str
 	for {
 		var n int64
 		err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-			res, err := tx.ExecContext(ctx, `DELETE FROM refusals WHERE id IN (SELECT id FROM refusals WHERE `+
-				where+` LIMIT ?)`, append(args, DefaultPruneBatch)...)
+			var ids []string
+			if err := tx.SelectContext(ctx, &ids, `SELECT id FROM refusals WHERE `+where+` LIMIT ?`,
+				append(args, DefaultPruneBatch)...); err != nil || len(ids) == 0 {
+				return err
+			}
+			in, inArgs, err := sqlx.In(`id IN (?)`, ids)
+			if err != nil {
+				return err
+			}
+			// The chain keeps the places of what goes, so it still links.
+			if err := keepPrunedPlaces(ctx, tx, "refusals", in, inArgs...); err != nil {
+				return err
+			}
+			res, err := tx.ExecContext(ctx, `DELETE FROM refusals WHERE `+in, inArgs...)
 			if err != nil {
 				return err
 			}

@@ -271,6 +271,9 @@ func pruneTx(ctx context.Context, tx *sqlx.Tx, ids []string, includeUnread bool)
 		sizes[g.SHA256] = g.N
 	}
 	b.artifacts += int64(len(gone))
+	if err := keepPrunedPlaces(ctx, tx, "job_events", "job_id IN "+in, args...); err != nil {
+		return b, err
+	}
 	r, err := tx.ExecContext(ctx, `DELETE FROM job_events WHERE job_id IN `+in, args...)
 	if err != nil {
 		return b, err

@@ -15,7 +15,7 @@ const jobColumns = `id, session, host, argv, exe, cwd, env_replaced, env_names,
 	timeout_ms, kill_grace_ms, max_output_bytes, labels, state, exit_code, signal,
 	error, pid, pgid, pid_start, supervisor_pid, supervisor_start, boot_id,
 	detached, kill_signal, kill_requested_at, created_at, started_at,
-	finished_at, seen_at, cpu_user_ms, cpu_system_ms, max_rss_kib`
+	finished_at, seen_at, cpu_user_ms, cpu_system_ms, max_rss_kib, COALESCE(exe_sha256, '') AS exe_sha256`
 
 // jobRow is a jobs row as SQLite returns it.
 type jobRow struct {
@@ -51,6 +51,7 @@ type jobRow struct {
 	CPUUserMS       sql.NullInt64  `db:"cpu_user_ms"`
 	CPUSystemMS     sql.NullInt64  `db:"cpu_system_ms"`
 	MaxRSSKiB       sql.NullInt64  `db:"max_rss_kib"`
+	ExeSHA256       string         `db:"exe_sha256"`
 }
 
 // Record is a job as stored, with the fields only the supervisor machinery
@@ -65,7 +66,7 @@ type Record struct {
 
 func (r *jobRow) record() (*Record, error) {
 	rec := &Record{Job: bgcmd.Job{
-		ID: r.ID, Session: r.Session, Host: r.Host, Exe: r.Exe, Cwd: r.Cwd,
+		ID: r.ID, Session: r.Session, Host: r.Host, Exe: r.Exe, Cwd: r.Cwd, ExeSHA256: r.ExeSHA256,
 		EnvReplaced:    r.EnvReplaced,
 		Timeout:        time.Duration(r.TimeoutMS) * time.Millisecond,
 		KillGrace:      time.Duration(r.KillGraceMS) * time.Millisecond,

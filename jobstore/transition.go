@@ -90,9 +90,6 @@ func settleTx(ctx context.Context, tx *sqlx.Tx, p SettleParams) (*Record, error)
 		}
 		return nil, fmt.Errorf("job %s already %s: %w", p.ID, state, bgcmd.ErrInvalidTransition)
 	}
-	if err := appendEvent(ctx, tx, p.ID, bgcmd.StateRunning, p.To, p.FinishedAt, p.Detail); err != nil {
-		return nil, err
-	}
 	for i := range p.Artifacts {
 		a := &p.Artifacts[i]
 		if a.ID == "" {
@@ -105,6 +102,10 @@ func settleTx(ctx context.Context, tx *sqlx.Tx, p SettleParams) (*Record, error)
 		if err := insertArtifact(ctx, tx, a); err != nil {
 			return nil, err
 		}
+	}
+	// After the artifacts: the event's chain hash covers their hashes.
+	if err := appendEvent(ctx, tx, p.ID, bgcmd.StateRunning, p.To, p.FinishedAt, p.Detail); err != nil {
+		return nil, err
 	}
 	return row.record()
 }

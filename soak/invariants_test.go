@@ -80,6 +80,11 @@ func (s *soaker) check(runs []*jobRun) *soakFigures {
 	s.checkCounters(ctx, f, runs, byTag)
 	s.checkProcesses(f, recs)
 	s.checkDatabase(ctx, f)
+	// The hash chain over every transition and refusal, written by many
+	// processes at once, verifies through the binary.
+	if res, err := s.h.run(ctx, "verify", "--chain"); err != nil || res.code != 0 {
+		f.violate("bgcmd verify --chain: %v %s", err, res)
+	}
 	return f
 }
 

@@ -51,7 +51,7 @@ Exit codes: 0 success, 1 runtime error, 2 usage error, 3 refused by policy,
 	root.AddCommand(newRunCmd(g), newStatusCmd(g), newWaitCmd(g), newOutputCmd(g), newFollowCmd(g), newKillCmd(g), newPruneCmd(g), newGCCmd(g), newReconcileCmd(g), newSQLCmd(g))
 	root.AddCommand(newMCPCmd(g))
 	root.AddCommand(newGitCmd(g))
-	root.AddCommand(newVerifyCmd(g))
+	root.AddCommand(newVerifyCmd(g), newExportCmd(g))
 	root.AddCommand(newVersionCmd(g))
 	root.AddCommand(newEventsCmd(g))
 	root.Version = readVersion().String()

@@ -1,0 +1,18 @@
+package jobstore
+
+import (
+	"os"
+	"path/filepath"
+)
+
+// ChainBackfillVersion is the goose version of the Go migration that chains
+// existing rows, for the external tests.
+const ChainBackfillVersion = chainBackfillVersion
+
+// RemoveChainBenchStore removes the million-event store the chain benchmark
+// built, if it did.
+func RemoveChainBenchStore() {
+	if chainMillionPath != "" {
+		os.RemoveAll(filepath.Dir(chainMillionPath))
+	}
+}
