@@ -115,7 +115,7 @@ func (h *harness) fail(name string, args any) *agenttools.ToolError {
 // waitFor polls cond until it holds or the deadline passes.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(pollDeadline)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
@@ -132,3 +132,9 @@ func noPolicyRunner(t *testing.T, h *harness) *runner.Runner {
 	t.Cleanup(func() { r.Close() })
 	return r
 }
+
+// pollDeadline bounds how long a poll waits for what a test expects before
+// the test fails. It bounds only a failure: a poll returns as soon as its
+// condition holds, so it is generous for a loaded machine (two cores, the
+// race detector, many tests at once).
+const pollDeadline = 2 * time.Minute

@@ -101,7 +101,7 @@ func (e *env) output(id string, st bgcmd.Stream) string {
 // waitFor polls cond until it holds or the deadline passes.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(pollDeadline)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
@@ -140,3 +140,9 @@ func awaitIgnoredTermTimeout(t *testing.T, e *env, start func(timeout time.Durat
 	t.Fatal("ignore-term.sh never said it trapped SIGTERM before its timeout")
 	return nil
 }
+
+// pollDeadline bounds how long a poll waits for what a test expects before
+// the test fails. It bounds only a failure: a poll returns as soon as its
+// condition holds, so it is generous for a loaded machine (two cores, the
+// race detector, many tests at once).
+const pollDeadline = 2 * time.Minute

@@ -191,7 +191,7 @@ func (h *home) peekState(id string) string {
 // eventually polls cond until it holds, failing after a deadline.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(pollDeadline)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
@@ -214,3 +214,9 @@ func jsonLines(t *testing.T, s string) []map[string]any {
 	}
 	return out
 }
+
+// pollDeadline bounds how long a poll waits for what a test expects before
+// the test fails. It bounds only a failure: a poll returns as soon as its
+// condition holds, so it is generous for a loaded machine (two cores, the
+// race detector, many tests at once).
+const pollDeadline = 2 * time.Minute

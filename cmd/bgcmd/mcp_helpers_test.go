@@ -155,7 +155,7 @@ func (s *mcpServer) decode(res *mcp.CallToolResult, v any) {
 // mcpWaitFor polls cond until it holds or the deadline passes.
 func mcpWaitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(pollDeadline)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
