@@ -104,16 +104,8 @@ type DispatchResult struct {
 // job whose dependencies all exited 0 and whose session and group have a
 // free slot moves to running, unless holderAlive says its holder is gone,
 // in which case it settles orphaned. Each transition is a compare-and-set
-// with its job_events row. A host with no queued job costs one index read.
+// with its job_events row.
 func (s *Store) Dispatch(ctx context.Context, holderAlive func(*Record) bool) (*DispatchResult, error) {
-	var n int
-	if err := s.r.GetContext(ctx, &n, `SELECT COUNT(*) FROM jobs INDEXED BY jobs_queued
-		WHERE host = ? AND state = 'queued'`, s.host); err != nil {
-		return nil, fmt.Errorf("dispatch: %w", err)
-	}
-	if n == 0 {
-		return &DispatchResult{}, nil
-	}
 	res := &DispatchResult{}
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		res = &DispatchResult{}
@@ -316,6 +308,16 @@ func (s *Store) SettleQueued(ctx context.Context, id string, to bgcmd.State, msg
 		return nil, fmt.Errorf("settle queued job: %w", err)
 	}
 	return rec, nil
+}
+
+// HasQueued reports whether this host has a queued job (one index read).
+func (s *Store) HasQueued(ctx context.Context) (bool, error) {
+	var n int
+	if err := s.r.GetContext(ctx, &n, `SELECT EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_queued
+		WHERE host = ? AND state = 'queued')`, s.host); err != nil {
+		return false, fmt.Errorf("queued jobs: %w", err)
+	}
+	return n == 1, nil
 }
 
 // QueuedOnHost returns this host's queued jobs, oldest first.

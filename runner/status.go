@@ -159,6 +159,9 @@ func (r *Runner) Await(ctx context.Context, id string, maxWait time.Duration) (*
 		if rec.State.Settled() {
 			return r.status(ctx, rec, true)
 		}
+		if rec.State == bgcmd.StateQueued {
+			_ = r.Dispatch(ctx) // whatever is due starts, this job perhaps
+		}
 		var wake <-chan struct{}
 		if sup := r.liveSupervisor(id); sup != nil {
 			wake = sup.done
