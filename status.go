@@ -46,6 +46,14 @@ type Status struct {
 	// output (stderr's tail after stdout's when both have output).
 	TailPreview string   `json:"tail_preview"`
 	Counters    Counters `json:"counters"`
+	// Group is the job's policy group ("" for none); After the jobs it
+	// waits for; RerunOf the job it reruns.
+	Group   string   `json:"group,omitempty"`
+	After   []string `json:"after,omitempty"`
+	RerunOf string   `json:"rerun_of,omitempty"`
+	// QueuePosition is a queued job's 1-based place in its group's
+	// first-in-first-out order (0 when not queued).
+	QueuePosition int `json:"queue_position,omitempty"`
 }
 
 // Settled reports whether the job has reached a final state.

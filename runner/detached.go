@@ -260,7 +260,7 @@ func Supervise(ctx context.Context) error {
 		store: st, arts: &artifacts.Store{Dir: filepath.Join(sp.Home, "artifacts")},
 		job: &rec.Job, dir: filepath.Join(sp.Home, "jobs", sp.JobID), env: sp.Env, now: st.Now,
 		started: make(chan error, 1), kick: make(chan struct{}, 1), done: make(chan struct{}),
-		cwd: cwdF,
+		cwd:         cwdF,
 		containment: contain,
 		cgroupRoot:  sp.Cgroup,
 	}

@@ -65,9 +65,9 @@ func jobExitCode(s *bgcmd.Status) int {
 		return exitOutputLimit
 	case bgcmd.StateOrphaned:
 		return exitOrphaned
-	case bgcmd.StateStartFailed:
+	case bgcmd.StateStartFailed, bgcmd.StateDependencyFailed:
 		return exitStartFailed
-	case bgcmd.StateRunning:
+	case bgcmd.StateRunning, bgcmd.StateQueued:
 		return exitStillRunning
 	}
 	return exitRuntime
