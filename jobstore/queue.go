@@ -51,15 +51,14 @@ func checkDependencies(ctx context.Context, tx *sqlx.Tx, j *bgcmd.Job) error {
 		var row struct {
 			Session string `db:"session"`
 		}
+		// Another session's job reads exactly as one that does not exist:
+		// a session learns nothing of another's jobs.
 		err := tx.GetContext(ctx, &row, `SELECT session FROM jobs WHERE id = ?`, id)
-		if err != nil {
-			if errors.Is(notFound(err, "job", id), bgcmd.ErrNotFound) {
-				return fmt.Errorf("--after %s: no such job (list the session's jobs with `bgcmd list`): %w", id, ErrBadDependency)
-			}
+		if err != nil && !errors.Is(notFound(err, "job", id), bgcmd.ErrNotFound) {
 			return err
 		}
-		if row.Session != j.Session {
-			return fmt.Errorf("--after %s: the job belongs to another session; a job may only wait for its own session's jobs: %w", id, ErrBadDependency)
+		if err != nil || row.Session != j.Session {
+			return fmt.Errorf("--after %s: no such job in session %s (a job waits only for its own session's jobs; `bgcmd list` shows them): %w", id, j.Session, ErrBadDependency)
 		}
 	}
 	// A cycle: walk what the dependencies wait for; reaching j closes one.

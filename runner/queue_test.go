@@ -110,7 +110,7 @@ func TestQueueRefusesBadDependenciesAndGroups(t *testing.T) {
 	_, err = e.r.Start(context.Background(), []string{fixture(t, "exit-with.sh"), "0"},
 		runner.StartOptions{After: []string{other.ID}})
 	require.True(t, errors.As(err, &ref), "%v", err)
-	require.Contains(t, ref.Message, "another session")
+	require.Contains(t, ref.Message, "no such job in session default")
 	_, err = e.r.Start(context.Background(), []string{fixture(t, "exit-with.sh"), "0"},
 		runner.StartOptions{Group: "nope"})
 	require.True(t, errors.As(err, &ref), "%v", err)
