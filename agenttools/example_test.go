@@ -88,6 +88,7 @@ func Example() {
 	// command_wait (read-only: true)
 	// command_kill (read-only: false)
 	// command_list (read-only: true)
+	// command_rerun (read-only: false)
 	// refused (shell_syntax): argv is not a shell line: argv[0] "echo hello" contains whitespace (' '); it must be exactly one allowlisted executable
 	// exited exit_code=0 preview="hello\n" counters={Running:0 Finished:0 Queued:0}
 }

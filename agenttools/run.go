@@ -36,6 +36,8 @@ type runArgs struct {
 	MaxOutputBytes int64             `json:"max_output_bytes"`
 	Labels         map[string]string `json:"labels"`
 	WaitMS         int64             `json:"wait_ms"`
+	Group          string            `json:"group"`
+	After          []string          `json:"after"`
 }
 
 func (t *Toolset) runDef() *def {
@@ -69,6 +71,10 @@ Example: {"argv": ["go", "test", "./..."], "cwd": "service", "wait_ms": 30000} r
 				desc: `free-form string tags stored with the command, e.g. {"purpose": "unit tests"}`},
 			{name: "wait_ms", typ: "integer", min: 0, max: maxWaitMS,
 				desc: "wait up to this many milliseconds for the command to finish before returning; 0 or absent returns at once"},
+			{name: "group", typ: "string", maxLen: 64,
+				desc: `a group the policy defines, e.g. "tests": at most its max_running commands of the group run at once, the others wait in state "queued"`},
+			{name: "after", typ: "array", maxLen: 64,
+				desc: `task_ids of this session that must finish with exit code 0 first; the command waits in state "queued" and ends "dependency_failed", never started, if one of them fails`},
 		},
 		call: t.run,
 	}
@@ -110,6 +116,7 @@ func (t *Toolset) run(ctx context.Context, raw json.RawMessage) (counted, error)
 		Cwd: cwd, Env: a.Env, Session: t.session, Labels: a.Labels,
 		Timeout:        time.Duration(a.TimeoutMS) * time.Millisecond,
 		MaxOutputBytes: a.MaxOutputBytes,
+		Group:          a.Group, After: a.After,
 	})
 	if err != nil {
 		if job != nil {
