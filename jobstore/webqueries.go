@@ -107,7 +107,7 @@ func listWhere(p ListParams) ([]string, []any, error) {
 
 // Outcome is how a job ended, coarser than its state, for charts: "ok"
 // (exited 0), "failed" (exited non-zero or by a signal), "timeout",
-// "killed", "other" (output_limit, start_failed, orphaned) or "running".
+// "killed", "other" (output_limit, start_failed, orphaned, dependency_failed) or "running" (queued too).
 type Outcome string
 
 // The outcomes, in the order charts stack them.
