@@ -184,7 +184,7 @@ func (s *Store) dispatchTx(ctx context.Context, tx *sqlx.Tx, holderAlive func(*R
 				case d.State == string(bgcmd.StateExited) && d.ExitCode.Valid && d.ExitCode.Int64 == 0:
 				default:
 					if failed == "" {
-						failed = fmt.Sprintf("dependency %s %s; this job never started (fix it and rerun both: `bgcmd rerun %s`)", id, d.describe(), id)
+						failed = fmt.Sprintf("dependency %s %s; this job never started (rerun both once the cause is fixed: `bgcmd rerun ID`)", id, d.describe())
 					}
 				}
 			}

@@ -179,6 +179,11 @@ func TestE2EQueueFailedDependencyFailsTheChain(t *testing.T) {
 	require.Contains(t, sb["error"], "exited 4")
 	require.Nil(t, sb["started_at"])
 	require.Contains(t, h.status(c)["error"], b)
+	r = h.bgcmd("output", b)
+	require.Contains(t, r.stderr, "never started", "output of a job that never started says so")
+	r = h.bgcmd("follow", b)
+	require.Equal(t, exitStartFailed, r.code, "follow of a job that never started ends with its code: %s", r.stderr)
+	require.Contains(t, r.stderr, "dependency_failed")
 	require.Contains(t, h.status(d)["error"], a)
 	_, entered, _, _ := replay(h.events())
 	for _, id := range []string{b, c, d} {
