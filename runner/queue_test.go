@@ -136,7 +136,29 @@ func TestQueueKillQueuedJobNeverStarts(t *testing.T) {
 			require.Zero(t, entered[b.ID])
 			_, err = os.Stat(filepath.Join(e.home, "jobs", b.ID))
 			require.True(t, errors.Is(err, os.ErrNotExist))
-			_ = time.Second
 		})
 	}
+}
+
+func TestQueueTimeoutCountsFromTheStartNotTheEnqueue(t *testing.T) {
+	e := newEnv(t, false)
+	e.policy.MaxRunning = 1
+	gate := filepath.Join(e.root, "go")
+	a := e.start([]string{fixture(t, "wait-for-file.sh"), gate, "0"}, runner.StartOptions{})
+	// The timeout leaves room for a slow start (the in-process reaper is
+	// this test binary, slow to start under the race detector).
+	b := e.start([]string{fixture(t, "exit-with.sh"), "0"}, runner.StartOptions{Timeout: 5 * time.Second})
+	require.Equal(t, bgcmd.StateQueued, b.State)
+	// Let b wait in the queue longer than its timeout: the wait is the
+	// subject of the test, so it is bounded by the clock, not a sleep.
+	for deadline := b.CreatedAt.Add(5500 * time.Millisecond); time.Now().Before(deadline); {
+		s, err := e.r.Await(context.Background(), a.ID, time.Until(deadline))
+		require.NoError(t, err)
+		require.False(t, s.Settled())
+	}
+	require.NoError(t, os.WriteFile(gate, nil, 0o600))
+	s := e.await(b.ID)
+	require.Equal(t, bgcmd.StateExited, s.State, "%s (created %s, started %s, finished %s)", s.Error, s.CreatedAt, s.StartedAt, s.FinishedAt)
+	require.Equal(t, 0, *s.ExitCode)
+	require.True(t, s.StartedAt.Sub(s.CreatedAt) > 5*time.Second, "it was queued past its timeout")
 }
