@@ -49,7 +49,7 @@ func (t *Toolset) runDef() *def {
 
 The command is an argv array, never a shell line: argv[0] is exactly an allowed executable and each argument is its own element. Pipes, &&, ;, redirections, $VARS, globs and ~ are not interpreted: start chained commands as separate calls. ` + t.policyNote() + `
 
-The command keeps running after this call returns, even if wait_ms elapses first (waiting never kills it). Its complete stdout and stderr are kept: read them with command_output, check on it with command_status or command_wait, stop it with command_kill. Every result carries counters {running, finished} for this session: finished counts commands that have ended and not been read yet.
+The command keeps running after this call returns, even if wait_ms elapses first (waiting never kills it). Its complete stdout and stderr are kept: read them with command_output, check on it with command_status or command_wait, stop it with command_kill. Every result carries counters {running, finished, queued} for this session: finished counts commands that have ended and not been read yet; queued counts commands waiting for a slot (group) or for their dependencies (after).
 
 Limits: wait_ms at most 600000 (10 minutes); timeout_ms and max_output_bytes at most the policy's ceilings (0 or absent means the policy default). A command over its timeout gets SIGTERM, then SIGKILL; output beyond max_output_bytes per stream stops the command (state output_limit).
 
