@@ -224,7 +224,7 @@ func dispatch(ctx context.Context, st *jobstore.Store, jobsDir string, holderAli
 		return err
 	}
 	for _, rec := range res.Started {
-		if f, err := os.OpenFile(filepath.Join(jobDirIn(jobsDir, rec.ID), dispatchNotice), os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
+		if f, err := os.OpenFile(filepath.Join(jobDirIn(jobsDir, rec.ID), dispatchNotice), os.O_CREATE|os.O_WRONLY|unix.O_NOFOLLOW, 0o600); err == nil {
 			f.Close()
 		}
 	}

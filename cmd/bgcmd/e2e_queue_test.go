@@ -279,3 +279,28 @@ func TestE2ERerunInheritedAndReplacedEnvironments(t *testing.T) {
 	require.NoError(t, err)
 	require.NotContains(t, string(db), "BETA=y")
 }
+
+func TestE2EQueueHolderKilledWhileQueuedSettlesOrphaned(t *testing.T) {
+	t.Parallel()
+	h := newHome(t)
+	h.queuePolicy("\n[groups.one]\nmax_running = 1\n")
+	gate := filepath.Join(h.root, "go")
+	a := strings.TrimSpace(h.ok("run", "--group", "one", "--", fixture(t, "wait-for-file.sh"), gate, "0"))
+	b := strings.TrimSpace(h.ok("run", "--group", "one", "--", fixture(t, "exit-with.sh"), "0"))
+	c := strings.TrimSpace(h.ok("run", "--group", "one", "--", fixture(t, "exit-with.sh"), "0"))
+	holder := int(h.status(b)["supervisor_pid"].(float64))
+	require.NoError(t, syscall.Kill(holder, syscall.SIGKILL))
+	eventually(t, "the holder to die", func() bool { return syscall.Kill(holder, 0) != nil || isZombie(holder) })
+	h.ok("reconcile")
+	require.Equal(t, "orphaned", h.peekState(b), "its environment died with its holder")
+	s := h.status(b)
+	require.Nil(t, s["started_at"])
+	require.Contains(t, s["error"], "never started")
+	require.Equal(t, "queued", h.peekState(c), "the rest of the queue waits")
+	require.NoError(t, os.WriteFile(gate, nil, 0o600))
+	h.ok("wait", a)
+	h.ok("wait", c)
+	require.Equal(t, "exited", h.peekState(c))
+	_, entered, _, _ := replay(h.events())
+	require.Zero(t, entered[b])
+}
