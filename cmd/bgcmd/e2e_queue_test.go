@@ -275,6 +275,10 @@ func TestE2ERerunInheritedAndReplacedEnvironments(t *testing.T) {
 	require.Contains(t, out, "ALPHA=x")
 	require.Contains(t, out, "BETA=y")
 	require.NotContains(t, out, "PATH=", "the replaced environment holds only what was given")
+	third := strings.Split(strings.TrimSpace(h.ok("env:ALPHA=from-self", "env:BETA=also", "rerun", "--wait", "--inherit-missing", "--env", "BETA=given", rep)), "\n")[0]
+	out = h.ok("output", "--raw", third)
+	require.Contains(t, out, "ALPHA=from-self")
+	require.Contains(t, out, "BETA=given")
 	db, err := os.ReadFile(filepath.Join(h.dir, "bgcmd.db"))
 	require.NoError(t, err)
 	require.NotContains(t, string(db), "BETA=y")

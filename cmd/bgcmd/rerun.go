@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -13,7 +14,7 @@ import (
 
 func newRerunCmd(g *globals) *cobra.Command {
 	var env []string
-	var wait bool
+	var wait, inherit bool
 	cmd := &cobra.Command{
 		Use:   "rerun ID [--env K=V]... [--wait]",
 		Short: "Start a job again: same argv, cwd, group, timeout, cap and labels",
@@ -26,11 +27,15 @@ bgcmd never stores environment values. A job that inherited its
 environment is rerun with bgcmd's own environment. A job that ran with a
 replaced environment (run --env, the MCP env argument) is rerun only when
 --env gives a value for each of its variable names; otherwise rerun
-refuses and lists the missing names.
+refuses and lists the missing names. --inherit-missing takes the value of
+each missing name from bgcmd's own environment instead (run --env K=V
+without --replace-env records the whole environment it passed as replaced,
+so such a job is rerun with --inherit-missing and any --env to change).
 
 ` + exitCodesHelp,
 		Example: `  bgcmd rerun 0190c3a2-…
-  bgcmd rerun --env PATH=/usr/bin --env HOME=/home/ci 0190c3a2-…`,
+  bgcmd rerun --env PATH=/usr/bin --env HOME=/home/ci 0190c3a2-…
+  bgcmd rerun --inherit-missing --env CI=1 0190c3a2-…`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: g.completeJobIDs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -58,6 +63,17 @@ refuses and lists the missing names.
 			}
 			job, err := a.runner.Rerun(ctx, id, ro)
 			var missing *runner.MissingEnvError
+			if errors.As(err, &missing) && inherit {
+				if ro.Env == nil {
+					ro.Env = map[string]string{}
+				}
+				for _, n := range missing.Missing {
+					if v, ok := os.LookupEnv(n); ok {
+						ro.Env[n] = v
+					}
+				}
+				job, err = a.runner.Rerun(ctx, id, ro)
+			}
 			if errors.As(err, &missing) {
 				return &usageError{err}
 			}
@@ -94,5 +110,6 @@ refuses and lists the missing names.
 	f := cmd.Flags()
 	f.StringArrayVar(&env, "env", nil, "the value of one of the job's environment variables, K=V (repeatable)")
 	f.BoolVar(&wait, "wait", false, "wait for the new job and exit with its exit code")
+	f.BoolVar(&inherit, "inherit-missing", false, "take each variable the job had and --env does not give from bgcmd's own environment")
 	return cmd
 }
