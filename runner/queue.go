@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -196,10 +197,14 @@ func (r *Runner) Dispatch(ctx context.Context) error {
 // still runs.
 func (r *Runner) holderAlive(rec *jobstore.Record) bool { return r.supervisorAlive(rec) }
 
-// holderAliveIn is holderAlive for a process without a Runner (a detached
-// supervisor that has just settled its job).
-func holderAliveIn(boot string) func(*jobstore.Record) bool {
+// holderAliveHere is holderAlive for a process without a Runner (a
+// supervisor that has just settled its job); the boot id is read only when
+// a holder is asked about.
+func holderAliveHere() func(*jobstore.Record) bool {
+	var boot string
+	var once sync.Once
 	return func(rec *jobstore.Record) bool {
+		once.Do(func() { boot = bootID() })
 		if rec.BootID != "" && boot != "" && rec.BootID != boot {
 			return false
 		}

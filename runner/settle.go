@@ -48,7 +48,7 @@ func (s *supervisor) settle(ctx context.Context, out *outcome, streams map[bgcmd
 		afterSettle(s.store, s.arts, filepath.Dir(s.dir), s.job.ID)
 	}
 	// A slot is free and a dependency settled: start what is due.
-	_ = dispatch(ctx, s.store, filepath.Dir(s.dir), holderAliveIn(bootID()))
+	_ = dispatch(ctx, s.store, filepath.Dir(s.dir), holderAliveHere())
 }
 
 // settleWithRetry writes the terminal transition, retrying transient
