@@ -55,23 +55,3 @@ func TestRunAfterGroupAndRerunThroughTheTools(t *testing.T) {
 	ok[*agenttools.Status](h, "command_wait", map[string]any{"task_id": r.TaskID, "timeout_ms": 60000})
 }
 
-func TestRerunOfAnotherSessionsTaskIsUnknown(t *testing.T) {
-	h := newHarness(t)
-	other, err := agenttools.New(agenttools.Options{Runner: h.r, Session: "other"})
-	require.NoError(t, err)
-	j := newHarnessView(h, other)
-	theirs := ok[*agenttools.Status](j, "run_command_bg", map[string]any{"argv": []string{fixture(t, "exit-with.sh"), "0"}, "wait_ms": 60000})
-	e := h.fail("command_rerun", map[string]any{"task_id": theirs.TaskID})
-	unknown := h.fail("command_rerun", map[string]any{"task_id": "0190f7c2-8f1e-7b8a-9c61-3f0e2d4a5b6c"})
-	require.Equal(t, unknown.Code, e.Code)
-	e2 := h.fail("run_command_bg", map[string]any{"argv": []string{fixture(t, "exit-with.sh"), "0"}, "after": []string{theirs.TaskID}})
-	e3 := h.fail("run_command_bg", map[string]any{"argv": []string{fixture(t, "exit-with.sh"), "0"}, "after": []string{"0190f7c2-8f1e-7b8a-9c61-3f0e2d4a5b6c"}})
-	require.Equal(t, e3.Code, e2.Code)
-}
-
-// newHarnessView is h driving another toolset over the same runner.
-func newHarnessView(h *harness, ts *agenttools.Toolset) *harness {
-	c := *h
-	c.ts = ts
-	return &c
-}
