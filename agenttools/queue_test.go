@@ -54,4 +54,3 @@ func TestRunAfterGroupAndRerunThroughTheTools(t *testing.T) {
 	require.Equal(t, withEnv.TaskID, r.RerunOf)
 	ok[*agenttools.Status](h, "command_wait", map[string]any{"task_id": r.TaskID, "timeout_ms": 60000})
 }
-
