@@ -57,6 +57,9 @@ type Job struct {
 	After []string `json:"after,omitempty"`
 	// RerunOf is the job this one reruns ("" for none).
 	RerunOf string `json:"rerun_of,omitempty"`
+	// Priority orders the queue: a higher priority is dispatched first,
+	// equal ones first in first out.
+	Priority int `json:"priority,omitempty"`
 }
 
 // Duration is the job's run time so far (running) or in total (settled).

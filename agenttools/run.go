@@ -38,6 +38,7 @@ type runArgs struct {
 	WaitMS         int64             `json:"wait_ms"`
 	Group          string            `json:"group"`
 	After          []string          `json:"after"`
+	Priority       int64             `json:"priority"`
 }
 
 func (t *Toolset) runDef() *def {
@@ -75,6 +76,8 @@ Example: {"argv": ["go", "test", "./..."], "cwd": "service", "wait_ms": 30000} r
 				desc: `a group the policy defines, e.g. "tests": at most its max_running commands of the group run at once, the others wait in state "queued"`},
 			{name: "after", typ: "array", maxLen: 64,
 				desc: `task_ids of this session that must finish with exit code 0 first; the command waits in state "queued" and ends "dependency_failed", never started, if one of them fails`},
+			{name: "priority", typ: "integer", min: -1000, max: 1000,
+				desc: "queue order when the command has to wait: a higher priority starts first (default 0)"},
 		},
 		call: t.run,
 	}
@@ -116,7 +119,7 @@ func (t *Toolset) run(ctx context.Context, raw json.RawMessage) (counted, error)
 		Cwd: cwd, Env: a.Env, Session: t.session, Labels: a.Labels,
 		Timeout:        time.Duration(a.TimeoutMS) * time.Millisecond,
 		MaxOutputBytes: a.MaxOutputBytes,
-		Group:          a.Group, After: a.After,
+		Group:          a.Group, After: a.After, Priority: int(a.Priority),
 	})
 	if err != nil {
 		if job != nil {

@@ -63,13 +63,13 @@ func (s *Store) create(ctx context.Context, j *bgcmd.Job, state bgcmd.State, lim
 		_, err := tx.ExecContext(ctx, `INSERT INTO jobs (id, session, host, argv, exe,
 			cwd, env_replaced, env_names, timeout_ms, kill_grace_ms, max_output_bytes,
 			labels, state, supervisor_pid, supervisor_start, boot_id, detached, created_at,
-			queue_group, after_ids, session_max, group_max, rerun_of)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			queue_group, after_ids, session_max, group_max, rerun_of, priority)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			j.ID, j.Session, j.Host, mustJSON(j.Argv), j.Exe, j.Cwd, j.EnvReplaced,
 			mustJSON(envNames), j.Timeout.Milliseconds(), j.KillGrace.Milliseconds(),
 			j.MaxOutputBytes, mustJSON(labels), j.State, j.SupervisorPID,
 			j.SupervisorStart, j.BootID, j.Detached, fmtTime(j.CreatedAt),
-			j.Group, mustJSON(after), lim.Session, lim.Group, rerunOf)
+			j.Group, mustJSON(after), lim.Session, lim.Group, rerunOf, j.Priority)
 		if err != nil {
 			return err
 		}

@@ -96,7 +96,8 @@ type DispatchResult struct {
 	Settled []*Record
 }
 
-// Dispatch makes one pass over this host's queued jobs, oldest first, in
+// Dispatch makes one pass over this host's queued jobs, highest priority
+// first and oldest first among equals, in
 // one write transaction (so the counts it reads are the counts it acts
 // on): a job one of whose dependencies settled other than exited 0
 // settles dependency_failed (its dependants follow in the same pass); a
@@ -119,7 +120,7 @@ func (s *Store) Dispatch(ctx context.Context, holderAlive func(*Record) bool) (*
 func (s *Store) dispatchTx(ctx context.Context, tx *sqlx.Tx, holderAlive func(*Record) bool, res *DispatchResult) error {
 	var rows []jobRow
 	if err := tx.SelectContext(ctx, &rows, `SELECT `+jobColumns+` FROM jobs INDEXED BY jobs_queued
-		WHERE host = ? AND state = 'queued' ORDER BY id`, s.host); err != nil {
+		WHERE host = ? AND state = 'queued' ORDER BY priority DESC, id`, s.host); err != nil {
 		return err
 	}
 	queued, err := records(rows)
@@ -331,14 +332,14 @@ func (s *Store) QueuedOnHost(ctx context.Context) ([]*Record, error) {
 }
 
 // QueuePositions returns the 1-based place of every queued job of this
-// host in its group's first-in-first-out order (the ungrouped jobs form
-// one group).
+// host in its group's order: highest priority first, then first in first
+// out (the ungrouped jobs form one group).
 func (s *Store) QueuePositions(ctx context.Context) (map[string]int, error) {
 	var rows []struct {
 		ID  string `db:"id"`
 		Pos int    `db:"pos"`
 	}
-	err := s.r.SelectContext(ctx, &rows, `SELECT id, ROW_NUMBER() OVER (PARTITION BY queue_group ORDER BY id) AS pos
+	err := s.r.SelectContext(ctx, &rows, `SELECT id, ROW_NUMBER() OVER (PARTITION BY queue_group ORDER BY priority DESC, id) AS pos
 		FROM jobs INDEXED BY jobs_queued WHERE host = ? AND state = 'queued'`, s.host)
 	if err != nil {
 		return nil, fmt.Errorf("queue positions: %w", err)

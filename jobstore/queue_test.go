@@ -144,3 +144,30 @@ func TestQueueDispatchIsFIFOWithinLimitsAndFailsDependants(t *testing.T) {
 	_, err = s.SettleQueued(ctx, q[2].ID, bgcmd.StateKilled, "x", nil)
 	require.True(t, errors.Is(err, bgcmd.ErrInvalidTransition), "a dispatched job is no longer queued: %v", err)
 }
+
+func TestQueueDispatchHigherPriorityFirst(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := openTest(t, jobstore.Options{})
+	var ids []string
+	for _, prio := range []int{0, 5, 0, 5} {
+		j := newJob("s")
+		j.Group, j.Priority = "g", prio
+		require.NoError(t, s.CreateQueued(ctx, j, jobstore.QueueLimits{Group: 1}))
+		ids = append(ids, j.ID)
+	}
+	pos, err := s.QueuePositions(ctx)
+	require.NoError(t, err)
+	require.Equal(t, map[string]int{ids[1]: 1, ids[3]: 2, ids[0]: 3, ids[2]: 4}, pos)
+	var order []string
+	for range ids {
+		res, err := s.Dispatch(ctx, nil)
+		require.NoError(t, err)
+		require.Len(t, res.Started, 1)
+		order = append(order, res.Started[0].ID)
+		code := 0
+		_, err = s.Settle(ctx, jobstore.SettleParams{ID: res.Started[0].ID, To: bgcmd.StateExited, ExitCode: &code})
+		require.NoError(t, err)
+	}
+	require.Equal(t, []string{ids[1], ids[3], ids[0], ids[2]}, order)
+}

@@ -15,7 +15,7 @@ const jobColumns = `id, session, host, argv, exe, cwd, env_replaced, env_names,
 	error, pid, pgid, pid_start, supervisor_pid, supervisor_start, boot_id,
 	detached, kill_signal, kill_requested_at, created_at, started_at,
 	finished_at, seen_at, cpu_user_ms, cpu_system_ms, max_rss_kib, queue_group,
-	after_ids, session_max, group_max, rerun_of`
+	after_ids, session_max, group_max, rerun_of, priority`
 
 // jobRow is a jobs row as SQLite returns it.
 type jobRow struct {
@@ -56,6 +56,7 @@ type jobRow struct {
 	SessionMax      int            `db:"session_max"`
 	GroupMax        int            `db:"group_max"`
 	RerunOf         sql.NullString `db:"rerun_of"`
+	Priority        int            `db:"priority"`
 }
 
 // Record is a job as stored, with the fields only the supervisor machinery
@@ -82,7 +83,7 @@ func (r *jobRow) record() (*Record, error) {
 		PID: r.PID, PGID: r.PGID, PIDStart: r.PIDStart,
 		SupervisorPID: r.SupervisorPID, SupervisorStart: r.SupervisorStart,
 		BootID: r.BootID, Detached: r.Detached,
-		Group: r.QueueGroup, RerunOf: r.RerunOf.String,
+		Group: r.QueueGroup, RerunOf: r.RerunOf.String, Priority: r.Priority,
 	}, KillSignal: r.KillSignal, Limits: QueueLimits{Session: r.SessionMax, Group: r.GroupMax}}
 	if err := json.Unmarshal([]byte(r.AfterIDs), &rec.After); err != nil {
 		return nil, fmt.Errorf("job %s: decode after_ids: %w", r.ID, err)

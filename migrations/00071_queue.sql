@@ -8,6 +8,7 @@
 --   session_max   the session's max_running when it was queued (0 = none)
 --   group_max     its group's max_running when it was queued (0 = none)
 --   rerun_of      the job it reruns (NULL = none)
+--   priority      dispatch order: higher first, then first in first out
 -- SQLite cannot alter a CHECK, so jobs is rebuilt with every column, row,
 -- index and view. Foreign keys are off for the rebuild (dropping the old
 -- table must not cascade into job_events, artifacts or hook_runs) and
@@ -58,7 +59,8 @@ CREATE TABLE jobs_queue (
     after_ids        TEXT NOT NULL DEFAULT '[]',
     session_max      INTEGER NOT NULL DEFAULT 0,
     group_max        INTEGER NOT NULL DEFAULT 0,
-    rerun_of         TEXT
+    rerun_of         TEXT,
+    priority         INTEGER NOT NULL DEFAULT 0
 ) STRICT;
 INSERT INTO jobs_queue (id, session, host, argv, exe, cwd, env_replaced, env_names,
     timeout_ms, kill_grace_ms, max_output_bytes, labels, state, exit_code, signal, error,
@@ -79,7 +81,7 @@ CREATE INDEX jobs_created_at ON jobs (created_at);
 CREATE INDEX jobs_running ON jobs (host, session) WHERE state = 'running';
 CREATE INDEX jobs_unread ON jobs (session) WHERE state NOT IN ('running', 'queued') AND seen_at IS NULL;
 -- The dispatcher's scan and the queued counter.
-CREATE INDEX jobs_queued ON jobs (host, session, id) WHERE state = 'queued';
+CREATE INDEX jobs_queued ON jobs (host, session, priority, id) WHERE state = 'queued';
 -- A group's running jobs, counted against its max_running.
 CREATE INDEX jobs_group_running ON jobs (host, queue_group) WHERE state = 'running';
 CREATE VIEW job_durations AS

@@ -83,6 +83,7 @@ func (r *Runner) recordRefusal(ctx context.Context, session string, argv []strin
 func (r *Runner) enqueue(ctx context.Context, job *bgcmd.Job, o StartOptions, env []string, cwd *os.File, lim jobstore.QueueLimits) (*bgcmd.Job, error) {
 	job.Group = o.Group
 	job.After = dedupe(o.After)
+	job.Priority = o.Priority
 	dir := r.jobDir(job.ID)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("start: create job directory %s: %w (check that the home is writable and has space)", dir, err)

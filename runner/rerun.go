@@ -38,8 +38,8 @@ func (e *MissingEnvError) Error() string {
 		e.JobID, strings.Join(e.Missing, ", "), strings.Join(flags, " "))
 }
 
-// Rerun starts a new job with the argv, working directory, group, timeout,
-// output cap and labels of job id, recording rerun_of. It passes the policy
+// Rerun starts a new job with the argv, working directory, group, priority,
+// timeout, output cap and labels of job id, recording rerun_of. It passes the policy
 // (and the queue) as a new start does. A job that ran with a replaced
 // environment is rerun only with opts.Env holding a value for each of its
 // variable names (a *MissingEnvError lists the missing ones); an inherited
@@ -70,5 +70,5 @@ func (r *Runner) Rerun(ctx context.Context, id string, opts RerunOptions) (*bgcm
 	}
 	return r.Start(ctx, rec.Argv, StartOptions{Cwd: rec.Cwd, Env: env, Timeout: rec.Timeout,
 		MaxOutputBytes: rec.MaxOutputBytes, Session: rec.Session, Labels: rec.Labels,
-		Group: rec.Group, rerunOf: rec.ID})
+		Group: rec.Group, Priority: rec.Priority, rerunOf: rec.ID})
 }

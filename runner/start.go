@@ -36,6 +36,10 @@ type StartOptions struct {
 	// one starts; if one ends any other way this job settles
 	// dependency_failed without starting.
 	After []string
+	// Priority orders the queue: a higher priority is dispatched first
+	// (default 0), equal ones first in first out. It matters only to a
+	// queued start.
+	Priority int
 
 	// rerunOf is the job Rerun reruns.
 	rerunOf string

@@ -26,6 +26,7 @@ type runFlags struct {
 	replaceEnv, wait        bool
 	group                   string
 	after                   []string
+	priority                int
 }
 
 func newRunCmd(g *globals) *cobra.Command {
@@ -78,6 +79,7 @@ when it could not be started.`,
 	f.BoolVar(&o.wait, "wait", false, "wait for the job and exit with its exit code")
 	f.StringVar(&o.group, "group", "", "run in the policy group NAME ([groups.NAME]), queued while the group is full")
 	f.StringArrayVar(&o.after, "after", nil, "start only once job ID has exited 0 (repeatable); queued until then")
+	f.IntVar(&o.priority, "priority", 0, "queue order: a higher priority is dispatched first (equal ones in arrival order)")
 	return cmd
 }
 
@@ -166,7 +168,7 @@ func (g *globals) run(cmd *cobra.Command, argv []string, o runFlags) error {
 		return err
 	}
 	defer a.close()
-	so.Group = o.group
+	so.Group, so.Priority = o.group, o.priority
 	for _, ref := range o.after {
 		// A job that does not exist is the runner's refusal (bad_dependency).
 		id, err := a.store.ResolveID(ctx, ref)
