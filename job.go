@@ -52,6 +52,17 @@ type Job struct {
 	// Usage is what the job's processes cost; nil until it settles and for
 	// a job that never ran.
 	Usage *Usage `json:"usage,omitempty"`
+
+	// Group is the named group (policy [groups.NAME]) whose max_running
+	// bounds the job; "" for none.
+	Group string `json:"group,omitempty"`
+	// After lists the jobs that must exit 0 before this one starts.
+	After []string `json:"after,omitempty"`
+	// RerunOf is the job this one reruns ("" for none).
+	RerunOf string `json:"rerun_of,omitempty"`
+	// Priority orders the queue: a higher priority is dispatched first,
+	// equal ones first in first out.
+	Priority int `json:"priority,omitempty"`
 }
 
 // Duration is the job's run time so far (running) or in total (settled).
@@ -100,6 +111,8 @@ type Artifact struct {
 type Counters struct {
 	Running  int `json:"running"`
 	Finished int `json:"finished"`
+	// Queued: jobs of the session waiting for a slot or their dependencies.
+	Queued int `json:"queued"`
 }
 
 // Refusal is a start the policy refused. It creates no job; it is recorded

@@ -1,12 +1,18 @@
 package bgcmd
 
 // State is the lifecycle state of a job, stored as text with exactly these
-// spellings. A job is created running and moves to exactly one settled state;
-// a settled job never changes state again.
+// spellings. A job is created running (or queued, when a limit or a
+// dependency holds it back) and moves to exactly one settled state; a
+// settled job never changes state again.
 type State string
 
-// The job states. Only StateRunning is unsettled.
+// The job states. Only StateQueued and StateRunning are unsettled.
 const (
+	// StateQueued: the job passed the policy and waits for a slot (a
+	// max_running limit) or for its dependencies (--after). It moves to
+	// StateRunning when dispatched, or settles without ever starting a
+	// process (StateKilled, StateDependencyFailed, StateOrphaned).
+	StateQueued State = "queued"
 	// StateRunning: the supervisor has (or is about to have) the process.
 	// The supervisor moves the job out of it when the process ends, a kill
 	// request lands, the timeout or the byte cap fires, or the start fails;
@@ -28,17 +34,20 @@ const (
 	// StateOrphaned: the supervisor died and no exit record was found;
 	// reconcile killed any leftover process group and banked what was on disk.
 	StateOrphaned State = "orphaned"
+	// StateDependencyFailed: a job it was queued after did not exit 0; it
+	// never started, and Error names the failed dependency.
+	StateDependencyFailed State = "dependency_failed"
 )
 
 // States lists every state in lifecycle order. The same list is the SQL CHECK
 // constraint on jobs.state.
 var States = []State{
-	StateRunning, StateExited, StateKilled, StateTimeout,
-	StateOutputLimit, StateStartFailed, StateOrphaned,
+	StateQueued, StateRunning, StateExited, StateKilled, StateTimeout,
+	StateOutputLimit, StateStartFailed, StateOrphaned, StateDependencyFailed,
 }
 
 // SettledStates lists every state a job can finish in.
-var SettledStates = States[1:]
+var SettledStates = States[2:]
 
 // Valid reports whether s is one of the documented states.
 func (s State) Valid() bool {
@@ -51,4 +60,4 @@ func (s State) Valid() bool {
 }
 
 // Settled reports whether s is a final state.
-func (s State) Settled() bool { return s.Valid() && s != StateRunning }
+func (s State) Settled() bool { return s.Valid() && s != StateRunning && s != StateQueued }

@@ -49,6 +49,14 @@ type Status struct {
 	// ExeSHA256 is the sha256 of the executable (Exe) when the job started;
 	// "" when it could not be read or was not recorded.
 	ExeSHA256 string `json:"exe_sha256,omitempty"`
+	// Group is the job's policy group ("" for none); After the jobs it
+	// waits for; RerunOf the job it reruns.
+	Group   string   `json:"group,omitempty"`
+	After   []string `json:"after,omitempty"`
+	RerunOf string   `json:"rerun_of,omitempty"`
+	// QueuePosition is a queued job's 1-based place in its group's
+	// first-in-first-out order (0 when not queued).
+	QueuePosition int `json:"queue_position,omitempty"`
 }
 
 // Settled reports whether the job has reached a final state.

@@ -14,8 +14,8 @@
 // is configured.
 //
 // Every result, successful or not, carries the session's counters
-// (`counters: {running, finished}`), so an agent learns that a build landed
-// without polling. Reading a settled command (command_status, command_wait,
+// (`counters: {running, finished, queued}`), so an agent learns that a
+// build landed without polling. Reading a settled command (command_status, command_wait,
 // command_output, or a run_command_bg whose wait saw it settle) clears it
 // from finished.
 //

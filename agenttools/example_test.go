@@ -89,8 +89,9 @@ func Example() {
 	// command_kill (read-only: false)
 	// command_list (read-only: true)
 	// command_export (read-only: false)
+	// command_rerun (read-only: false)
 	// refused (shell_syntax): argv is not a shell line: argv[0] "echo hello" contains whitespace (' '); it must be exactly one allowlisted executable
-	// exited exit_code=0 preview="hello\n" counters={Running:0 Finished:0}
+	// exited exit_code=0 preview="hello\n" counters={Running:0 Finished:0 Queued:0}
 }
 
 // A tool error's Text names the reason and the recovery step; its Value

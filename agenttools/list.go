@@ -34,7 +34,7 @@ func (t *Toolset) listDef() *def {
 			Title: "List this session's background commands",
 			Description: `List the commands this session started, newest first: task_id, state, exit_code, argv, cwd, times, and unread (ended but not read yet). Listing does not mark anything read.
 
-Filters: state (one of running, exited, killed, timeout, output_limit, start_failed, orphaned); unread: true for the commands counted in the finished counter. limit defaults to 20, at most 200; has_more says older commands match too.
+Filters: state (one of queued, running, exited, killed, timeout, output_limit, start_failed, orphaned, dependency_failed); unread: true for the commands counted in the finished counter. limit defaults to 20, at most 200; has_more says older commands match too.
 
 Example: {"unread": true} lists the commands that ended since you last looked.`,
 			Annotations: Annotations{ReadOnly: true},

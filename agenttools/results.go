@@ -43,6 +43,11 @@ type Status struct {
 	WaitOutcome string `json:"wait_outcome,omitempty"`
 	// Match is the line until_output matched.
 	Match *LineMatch `json:"match,omitempty"`
+	// Group is the command's policy group; QueuePosition its place in the
+	// group's queue while it is queued; RerunOf the command it reruns.
+	Group         string `json:"group,omitempty"`
+	QueuePosition int    `json:"queue_position,omitempty"`
+	RerunOf       string `json:"rerun_of,omitempty"`
 	// Next says what a model would usually do next.
 	Next     string         `json:"next,omitempty"`
 	Counters bgcmd.Counters `json:"counters"`
@@ -58,6 +63,7 @@ func newStatus(st *bgcmd.Status) *Status {
 		Labels: st.Labels, CreatedAt: st.CreatedAt, StartedAt: st.StartedAt,
 		FinishedAt: st.FinishedAt, DurationMS: st.DurationMS, Stdout: st.Stdout,
 		Stderr: st.Stderr, TailPreview: st.TailPreview,
+		Group: st.Group, QueuePosition: st.QueuePosition, RerunOf: st.RerunOf,
 	}
 	s.Next = s.next()
 	return s
@@ -65,6 +71,10 @@ func newStatus(st *bgcmd.Status) *Status {
 
 // next is the usual next step for a status.
 func (s *Status) next() string {
+	if s.State == bgcmd.StateQueued {
+		return fmt.Sprintf(`queued: it starts by itself when a slot frees or its dependencies succeed; `+
+			`command_wait {"task_id": %q, "timeout_ms": 60000} waits for it to finish`, s.TaskID)
+	}
 	if !s.Settled {
 		return fmt.Sprintf(`still running: command_wait {"task_id": %q, "timeout_ms": 60000} waits for it; `+
 			`command_output {"task_id": %q, "stream": "stdout"} reads what it printed so far`, s.TaskID, s.TaskID)

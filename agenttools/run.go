@@ -36,6 +36,9 @@ type runArgs struct {
 	MaxOutputBytes int64             `json:"max_output_bytes"`
 	Labels         map[string]string `json:"labels"`
 	WaitMS         int64             `json:"wait_ms"`
+	Group          string            `json:"group"`
+	After          []string          `json:"after"`
+	Priority       int64             `json:"priority"`
 }
 
 func (t *Toolset) runDef() *def {
@@ -47,7 +50,7 @@ func (t *Toolset) runDef() *def {
 
 The command is an argv array, never a shell line: argv[0] is exactly an allowed executable and each argument is its own element. Pipes, &&, ;, redirections, $VARS, globs and ~ are not interpreted: start chained commands as separate calls. ` + t.policyNote() + `
 
-The command keeps running after this call returns, even if wait_ms elapses first (waiting never kills it). Its complete stdout and stderr are kept: read them with command_output, check on it with command_status or command_wait, stop it with command_kill. Every result carries counters {running, finished} for this session: finished counts commands that have ended and not been read yet.
+The command keeps running after this call returns, even if wait_ms elapses first (waiting never kills it). Its complete stdout and stderr are kept: read them with command_output, check on it with command_status or command_wait, stop it with command_kill. Every result carries counters {running, finished, queued} for this session: finished counts commands that have ended and not been read yet; queued counts commands waiting for a slot (group) or for their dependencies (after).
 
 Limits: wait_ms at most 600000 (10 minutes); timeout_ms and max_output_bytes at most the policy's ceilings (0 or absent means the policy default). A command over its timeout gets SIGTERM, then SIGKILL; output beyond max_output_bytes per stream stops the command (state output_limit).
 
@@ -69,6 +72,12 @@ Example: {"argv": ["go", "test", "./..."], "cwd": "service", "wait_ms": 30000} r
 				desc: `free-form string tags stored with the command, e.g. {"purpose": "unit tests"}`},
 			{name: "wait_ms", typ: "integer", min: 0, max: maxWaitMS,
 				desc: "wait up to this many milliseconds for the command to finish before returning; 0 or absent returns at once"},
+			{name: "group", typ: "string", maxLen: 64,
+				desc: `a group the policy defines, e.g. "tests": at most its max_running commands of the group run at once, the others wait in state "queued"`},
+			{name: "after", typ: "array", maxLen: 64,
+				desc: `task_ids of this session that must finish with exit code 0 first; the command waits in state "queued" and ends "dependency_failed", never started, if one of them fails`},
+			{name: "priority", typ: "integer", min: -1000, max: 1000,
+				desc: "queue order when the command has to wait: a higher priority starts first (default 0)"},
 		},
 		call: t.run,
 	}
@@ -110,6 +119,7 @@ func (t *Toolset) run(ctx context.Context, raw json.RawMessage) (counted, error)
 		Cwd: cwd, Env: a.Env, Session: t.session, Labels: a.Labels,
 		Timeout:        time.Duration(a.TimeoutMS) * time.Millisecond,
 		MaxOutputBytes: a.MaxOutputBytes,
+		Group:          a.Group, After: a.After, Priority: int(a.Priority),
 	})
 	if err != nil {
 		if job != nil {

@@ -63,7 +63,7 @@ func New(opts Options) (*Toolset, error) {
 	t := &Toolset{r: opts.Runner, git: opts.Git, session: opts.Session,
 		cwdRoot: opts.CwdRoot, byName: map[string]*def{}}
 	t.defs = append(t.defs, t.runDef(), t.statusDef(), t.outputDef(), t.waitDef(),
-		t.killDef(), t.listDef(), t.exportDef())
+		t.killDef(), t.listDef(), t.exportDef(), t.rerunDef())
 	if t.git != nil {
 		t.defs = append(t.defs, t.gitDefs()...)
 	}
@@ -77,7 +77,7 @@ func New(opts Options) (*Toolset, error) {
 // Session returns the session whose counters every result carries.
 func (t *Toolset) Session() string { return t.session }
 
-// Tools lists the tools in a stable order: the six command tools, then the
+// Tools lists the tools in a stable order: the seven command tools, then the
 // git tools when configured. The slice and the schemas are copies the
 // caller may keep.
 func (t *Toolset) Tools() []Tool {

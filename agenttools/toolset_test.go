@@ -39,7 +39,7 @@ func TestToolsHaveStrictSchemasAndTruthfulAnnotations(t *testing.T) {
 		require.False(t, tl.Annotations.OpenWorld, tl.Name)
 	}
 	require.Equal(t, []string{"run_command_bg", "command_status", "command_output", "command_wait",
-		"command_kill", "command_list", "command_export"}, names, "no git tools without a git toolset")
+		"command_kill", "command_list", "command_export", "command_rerun"}, names, "no git tools without a git toolset")
 
 	byName := map[string]agenttools.Tool{}
 	for _, tl := range tools {

@@ -59,7 +59,7 @@ func (s *Store) EventsAfter(ctx context.Context, p EventsParams) ([]FeedEvent, e
 		args = append(args, anys(p.JobIDs)...)
 	}
 	if p.Settled {
-		where = append(where, "e.to_state <> 'running'")
+		where = append(where, "e.to_state NOT IN ('running', 'queued')")
 	}
 	args = append(args, limit)
 	rows, err := s.r.QueryxContext(ctx, `SELECT e.seq, e.job_id, COALESCE(e.from_state, ''),

@@ -46,7 +46,7 @@ func Example() {
 	fmt.Printf("%+v\n", c)
 	// Output:
 	// true
-	// {Running:0 Finished:1}
+	// {Running:0 Finished:1 Queued:0}
 	// [/usr/bin/make test] exited 2
-	// {Running:0 Finished:0}
+	// {Running:0 Finished:0 Queued:0}
 }

@@ -79,7 +79,7 @@ func (s *Store) List(ctx context.Context, p ListParams) (*ListResult, error) {
 		args = append(args, p.Exe)
 	}
 	if p.Unread {
-		where = append(where, "state <> 'running' AND seen_at IS NULL")
+		where = append(where, "state NOT IN ('running', 'queued') AND seen_at IS NULL")
 	}
 	if p.Before != "" {
 		where = append(where, "id < ?")

@@ -72,7 +72,7 @@ func (s *Store) ClaimSettleHook(ctx context.Context, jobID, by string) (hook *Se
 	}
 	err = s.w.GetContext(ctx, &row, `UPDATE hook_runs SET claimed_at = ?, claimed_by = ?
 		WHERE job_id = ? AND claimed_at IS NULL
-		AND EXISTS (SELECT 1 FROM jobs WHERE id = ? AND state <> 'running')
+		AND EXISTS (SELECT 1 FROM jobs WHERE id = ? AND state NOT IN ('running', 'queued'))
 		RETURNING argv, search_path, timeout_ms`, fmtTime(s.now()), by, jobID, jobID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, nil
@@ -108,7 +108,7 @@ func (s *Store) UnclaimedSettleHooks(ctx context.Context) ([]string, error) {
 	var ids []string
 	err := s.r.SelectContext(ctx, &ids, `SELECT h.job_id FROM hook_runs h INDEXED BY hook_runs_unclaimed
 		JOIN jobs j ON j.id = h.job_id
-		WHERE h.claimed_at IS NULL AND j.state <> 'running' AND j.host = ? ORDER BY h.job_id`, s.host)
+		WHERE h.claimed_at IS NULL AND j.state NOT IN ('running', 'queued') AND j.host = ? ORDER BY h.job_id`, s.host)
 	if err != nil {
 		return nil, fmt.Errorf("list unclaimed settle hooks: %w", err)
 	}

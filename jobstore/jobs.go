@@ -19,6 +19,12 @@ func NewID() string { return uuid.Must(uuid.NewV7()).String() }
 // transaction. It fills j.ID (when empty), j.Host, j.State and j.CreatedAt.
 // Argv must be non-empty; the caller has already passed the policy.
 func (s *Store) Create(ctx context.Context, j *bgcmd.Job) error {
+	return s.create(ctx, j, bgcmd.StateRunning, QueueLimits{})
+}
+
+// create inserts j in state (running, or queued with its limits) with its
+// creation event.
+func (s *Store) create(ctx context.Context, j *bgcmd.Job, state bgcmd.State, lim QueueLimits) error {
 	if len(j.Argv) == 0 {
 		return errors.New("create job: empty argv")
 	}
@@ -29,7 +35,7 @@ func (s *Store) Create(ctx context.Context, j *bgcmd.Job) error {
 		j.Session = "default"
 	}
 	j.Host = s.host
-	j.State = bgcmd.StateRunning
+	j.State = state
 	j.CreatedAt = s.now().UTC()
 	envNames := j.EnvNames
 	if envNames == nil {
@@ -39,19 +45,34 @@ func (s *Store) Create(ctx context.Context, j *bgcmd.Job) error {
 	if labels == nil {
 		labels = map[string]string{}
 	}
+	after := j.After
+	if after == nil {
+		after = []string{}
+	}
+	var rerunOf any
+	if j.RerunOf != "" {
+		rerunOf = j.RerunOf
+	}
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		if state == bgcmd.StateQueued {
+			if err := checkDependencies(ctx, tx, j); err != nil {
+				return err
+			}
+		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO jobs (id, session, host, argv, exe,
 			cwd, env_replaced, env_names, timeout_ms, kill_grace_ms, max_output_bytes,
 			labels, state, supervisor_pid, supervisor_start, boot_id, detached, created_at,
-			exe_sha256) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULLIF(?, ''))`,
+			queue_group, after_ids, session_max, group_max, rerun_of, priority, exe_sha256)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULLIF(?, ''))`,
 			j.ID, j.Session, j.Host, mustJSON(j.Argv), j.Exe, j.Cwd, j.EnvReplaced,
 			mustJSON(envNames), j.Timeout.Milliseconds(), j.KillGrace.Milliseconds(),
 			j.MaxOutputBytes, mustJSON(labels), j.State, j.SupervisorPID,
-			j.SupervisorStart, j.BootID, j.Detached, fmtTime(j.CreatedAt), j.ExeSHA256)
+			j.SupervisorStart, j.BootID, j.Detached, fmtTime(j.CreatedAt),
+			j.Group, mustJSON(after), lim.Session, lim.Group, rerunOf, j.Priority, j.ExeSHA256)
 		if err != nil {
 			return err
 		}
-		return appendEvent(ctx, tx, j.ID, "", bgcmd.StateRunning, j.CreatedAt, nil)
+		return appendEvent(ctx, tx, j.ID, "", state, j.CreatedAt, nil)
 	})
 	if err != nil {
 		return fmt.Errorf("create job: %w", err)
@@ -118,7 +139,7 @@ type ClaimParams struct {
 func (s *Store) Claim(ctx context.Context, p ClaimParams) error {
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE jobs SET supervisor_pid = ?,
-			supervisor_start = ?, boot_id = ? WHERE id = ? AND state = 'running'
+			supervisor_start = ?, boot_id = ? WHERE id = ? AND state IN ('running', 'queued')
 			AND (? = 0 OR (supervisor_pid = ? AND supervisor_start = ?))`,
 			p.SupervisorPID, p.SupervisorStart, p.BootID, p.ID,
 			p.FromPID, p.FromPID, p.FromStart)
@@ -170,7 +191,7 @@ func (s *Store) MarkSeen(ctx context.Context, id string) (bool, error) {
 		return false, nil
 	}
 	res, err := s.w.ExecContext(ctx, `UPDATE jobs SET seen_at = ?
-		WHERE id = ? AND state <> 'running' AND seen_at IS NULL`, fmtTime(s.now()), id)
+		WHERE id = ? AND state NOT IN ('running', 'queued') AND seen_at IS NULL`, fmtTime(s.now()), id)
 	if err != nil {
 		return false, fmt.Errorf("mark job seen: %w", err)
 	}
@@ -181,14 +202,15 @@ func (s *Store) MarkSeen(ctx context.Context, id string) (bool, error) {
 	return n == 1, nil
 }
 
-// Counters returns the session's running jobs and its finished (settled,
-// unread) jobs. Both are partial-index lookups.
+// Counters returns the session's running jobs, its finished (settled,
+// unread) jobs and its queued jobs. All are partial-index lookups.
 func (s *Store) Counters(ctx context.Context, session string) (bgcmd.Counters, error) {
 	var c bgcmd.Counters
 	err := s.r.QueryRowxContext(ctx, `SELECT
 		(SELECT COUNT(*) FROM jobs INDEXED BY jobs_running WHERE host = ? AND session = ? AND state = 'running'),
-		(SELECT COUNT(*) FROM jobs INDEXED BY jobs_unread WHERE session = ? AND state <> 'running' AND seen_at IS NULL)`,
-		s.host, session, session).Scan(&c.Running, &c.Finished)
+		(SELECT COUNT(*) FROM jobs INDEXED BY jobs_unread WHERE session = ? AND state NOT IN ('running', 'queued') AND seen_at IS NULL),
+		(SELECT COUNT(*) FROM jobs INDEXED BY jobs_queued WHERE host = ? AND session = ? AND state = 'queued')`,
+		s.host, session, session, s.host, session).Scan(&c.Running, &c.Finished, &c.Queued)
 	if err != nil {
 		return c, fmt.Errorf("counters: %w", err)
 	}

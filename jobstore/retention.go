@@ -139,7 +139,7 @@ func (s *Store) Prune(ctx context.Context, p PruneParams) (*PruneResult, error) 
 
 // pruneCandidates selects the jobs, oldest first, with their output size.
 func (s *Store) pruneCandidates(ctx context.Context, p PruneParams) ([]PrunedJob, error) {
-	inner := []string{"state <> 'running'"}
+	inner := []string{"state NOT IN ('running', 'queued')"}
 	var args []any
 	if len(p.States) > 0 {
 		inner = append(inner, "state IN ("+marks(len(p.States))+")")
@@ -249,7 +249,7 @@ type pruneBatch struct {
 // that no remaining row references.
 func pruneTx(ctx context.Context, tx *sqlx.Tx, ids []string, includeUnread bool) (pruneBatch, error) {
 	var b pruneBatch
-	q := `SELECT id FROM jobs WHERE id IN (` + marks(len(ids)) + `) AND state <> 'running'`
+	q := `SELECT id FROM jobs WHERE id IN (` + marks(len(ids)) + `) AND state NOT IN ('running', 'queued')`
 	if !includeUnread {
 		q += ` AND seen_at IS NOT NULL`
 	}

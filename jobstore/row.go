@@ -15,7 +15,8 @@ const jobColumns = `id, session, host, argv, exe, cwd, env_replaced, env_names,
 	timeout_ms, kill_grace_ms, max_output_bytes, labels, state, exit_code, signal,
 	error, pid, pgid, pid_start, supervisor_pid, supervisor_start, boot_id,
 	detached, kill_signal, kill_requested_at, created_at, started_at,
-	finished_at, seen_at, cpu_user_ms, cpu_system_ms, max_rss_kib, COALESCE(exe_sha256, '') AS exe_sha256`
+	finished_at, seen_at, cpu_user_ms, cpu_system_ms, max_rss_kib, queue_group,
+	after_ids, session_max, group_max, rerun_of, priority, COALESCE(exe_sha256, '') AS exe_sha256`
 
 // jobRow is a jobs row as SQLite returns it.
 type jobRow struct {
@@ -52,6 +53,12 @@ type jobRow struct {
 	CPUSystemMS     sql.NullInt64  `db:"cpu_system_ms"`
 	MaxRSSKiB       sql.NullInt64  `db:"max_rss_kib"`
 	ExeSHA256       string         `db:"exe_sha256"`
+	QueueGroup      string         `db:"queue_group"`
+	AfterIDs        string         `db:"after_ids"`
+	SessionMax      int            `db:"session_max"`
+	GroupMax        int            `db:"group_max"`
+	RerunOf         sql.NullString `db:"rerun_of"`
+	Priority        int            `db:"priority"`
 }
 
 // Record is a job as stored, with the fields only the supervisor machinery
@@ -62,6 +69,8 @@ type Record struct {
 	KillSignal string
 	// KillRequestedAt is when the first kill request was recorded.
 	KillRequestedAt *time.Time
+	// Limits are the max_running limits recorded when the job was queued.
+	Limits QueueLimits
 }
 
 func (r *jobRow) record() (*Record, error) {
@@ -76,7 +85,14 @@ func (r *jobRow) record() (*Record, error) {
 		PID: r.PID, PGID: r.PGID, PIDStart: r.PIDStart,
 		SupervisorPID: r.SupervisorPID, SupervisorStart: r.SupervisorStart,
 		BootID: r.BootID, Detached: r.Detached,
-	}, KillSignal: r.KillSignal}
+		Group: r.QueueGroup, RerunOf: r.RerunOf.String, Priority: r.Priority,
+	}, KillSignal: r.KillSignal, Limits: QueueLimits{Session: r.SessionMax, Group: r.GroupMax}}
+	if err := json.Unmarshal([]byte(r.AfterIDs), &rec.After); err != nil {
+		return nil, fmt.Errorf("job %s: decode after_ids: %w", r.ID, err)
+	}
+	if len(rec.After) == 0 {
+		rec.After = nil
+	}
 	if err := json.Unmarshal([]byte(r.Argv), &rec.Argv); err != nil {
 		return nil, fmt.Errorf("job %s: decode argv: %w", r.ID, err)
 	}

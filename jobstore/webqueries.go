@@ -96,7 +96,7 @@ func listWhere(p ListParams) ([]string, []any, error) {
 		args = append(args, p.Exe)
 	}
 	if p.Unread {
-		where = append(where, "state <> 'running' AND seen_at IS NULL")
+		where = append(where, "state NOT IN ('running', 'queued') AND seen_at IS NULL")
 	}
 	if p.Before != "" {
 		where = append(where, "id < ?")
@@ -107,7 +107,7 @@ func listWhere(p ListParams) ([]string, []any, error) {
 
 // Outcome is how a job ended, coarser than its state, for charts: "ok"
 // (exited 0), "failed" (exited non-zero or by a signal), "timeout",
-// "killed", "other" (output_limit, start_failed, orphaned) or "running".
+// "killed", "other" (output_limit, start_failed, orphaned, dependency_failed) or "running" (queued too).
 type Outcome string
 
 // The outcomes, in the order charts stack them.
@@ -125,7 +125,7 @@ var Outcomes = []Outcome{OutcomeOK, OutcomeFailed, OutcomeTimeout, OutcomeKilled
 
 // outcomeSQL computes a jobs row's Outcome.
 const outcomeSQL = `CASE
-	WHEN state = 'running' THEN 'running'
+	WHEN state IN ('running', 'queued') THEN 'running'
 	WHEN state = 'exited' AND exit_code = 0 THEN 'ok'
 	WHEN state = 'exited' THEN 'failed'
 	WHEN state IN ('timeout', 'killed') THEN state
@@ -221,7 +221,7 @@ func (s *Store) Overview(ctx context.Context, since time.Time) (Overview, error)
 	var o Overview
 	err := s.r.QueryRowxContext(ctx, `SELECT
 		(SELECT COUNT(*) FROM jobs INDEXED BY jobs_running WHERE state = 'running'),
-		(SELECT COUNT(*) FROM jobs INDEXED BY jobs_unread WHERE state <> 'running' AND seen_at IS NULL),
+		(SELECT COUNT(*) FROM jobs INDEXED BY jobs_unread WHERE state NOT IN ('running', 'queued') AND seen_at IS NULL),
 		(SELECT COUNT(*) FROM refusals WHERE at >= ?)`, fmtTime(since)).
 		Scan(&o.Running, &o.Unread, &o.Refusals)
 	if err != nil {
@@ -234,7 +234,7 @@ func (s *Store) Overview(ctx context.Context, since time.Time) (Overview, error)
 // (outcomeSQL in Go, for a job already in hand).
 func OutcomeOf(j *bgcmd.Job) Outcome {
 	switch {
-	case j.State == bgcmd.StateRunning:
+	case !j.State.Settled():
 		return OutcomeRunning
 	case j.State == bgcmd.StateExited && j.ExitCode != nil && *j.ExitCode == 0:
 		return OutcomeOK

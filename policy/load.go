@@ -27,10 +27,12 @@ const (
 	keyCgroup         = "cgroup"
 	keyOnSettle       = "on_settle"
 	keyOnSettleTime   = "on_settle_timeout"
+	keyMaxRunning     = "max_running"
+	keyGroups         = "groups"
 )
 
 // knownKeys lists the policy file keys, sorted.
-var knownKeys = []string{keyAllowed, keyAllowedEnv, keyCgroup, keyCwdRoot, keyDefaultTimeout, keyDeniedEnv, keyKillGrace, keyMaxOutputBytes, keyMaxTimeout, keyOnSettle, keyOnSettleTime, keyPath}
+var knownKeys = []string{keyAllowed, keyAllowedEnv, keyCgroup, keyCwdRoot, keyDefaultTimeout, keyDeniedEnv, keyGroups, keyKillGrace, keyMaxOutputBytes, keyMaxRunning, keyMaxTimeout, keyOnSettle, keyOnSettleTime, keyPath}
 
 // LoadError is a policy file that cannot be used. It names the file and,
 // when known, the key and the 1-based line.
@@ -96,6 +98,10 @@ func Load(path string) (*Policy, error) {
 //	denied_env = ["AWS_*"]
 //	on_settle = ["/usr/local/bin/notify-build", "--channel", "ci"]
 //	on_settle_timeout = "10s"
+//	max_running = 8
+//
+//	[groups.tests]
+//	max_running = 2
 //
 // cwd_root is required and must be an existing directory; every other key
 // is optional (zero means the default, see Policy). Durations are Go
@@ -160,6 +166,9 @@ func Parse(name string, data []byte) (*Policy, error) {
 		return nil, err
 	}
 	if p.OnSettle, p.OnSettleTimeout, err = f.onSettle(raw); err != nil {
+		return nil, err
+	}
+	if p.MaxRunning, p.Groups, err = f.queue(raw); err != nil {
 		return nil, err
 	}
 	if err := p.validateLimits(); err != nil {

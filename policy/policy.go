@@ -91,6 +91,13 @@ type Policy struct {
 	OnSettle []string
 	// OnSettleTimeout bounds one hook run; 0 means StandardOnSettleTimeout.
 	OnSettleTimeout time.Duration
+	// MaxRunning bounds the running jobs of each session on this host; a
+	// start beyond it is queued until a slot frees. 0 means no limit.
+	MaxRunning int
+	// Groups are the named groups a start may select (run --group NAME),
+	// each with its own running limit; a start naming another group is
+	// refused with CodeUnknownGroup.
+	Groups map[string]Group
 }
 
 // Request is one start as a caller asks for it.

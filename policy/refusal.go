@@ -46,6 +46,12 @@ const (
 	// (Policy.Path). A missing absolute path is not refused: the runner
 	// records it as a start_failed job.
 	CodeNotFound Code = "exe_not_found"
+	// CodeUnknownGroup: the start names a group the policy does not define
+	// (policy [groups.NAME]).
+	CodeUnknownGroup Code = "unknown_group"
+	// CodeBadDependency: an --after job is unknown, belongs to another
+	// session, or would close a dependency cycle.
+	CodeBadDependency Code = "bad_dependency"
 )
 
 // Refusal is the error Check returns when the policy refuses a start. Message

@@ -55,8 +55,14 @@ type spec struct {
 // settled as start_failed and an error is returned.
 func (r *Runner) launchDetached(ctx context.Context, job *bgcmd.Job, env []string, cwd *os.File) error {
 	fail := func(err error) error {
-		_, serr := r.store.Settle(context.WithoutCancel(ctx), jobstore.SettleParams{ID: job.ID,
-			To: bgcmd.StateStartFailed, Error: err.Error()})
+		var serr error
+		if job.State == bgcmd.StateQueued {
+			_, serr = r.store.SettleQueued(context.WithoutCancel(ctx), job.ID, bgcmd.StateStartFailed, err.Error(), nil)
+		}
+		if job.State != bgcmd.StateQueued || errors.Is(serr, bgcmd.ErrInvalidTransition) {
+			_, serr = r.store.Settle(context.WithoutCancel(ctx), jobstore.SettleParams{ID: job.ID,
+				To: bgcmd.StateStartFailed, Error: err.Error()})
+		}
 		if serr == nil {
 			os.RemoveAll(r.jobDir(job.ID))
 			afterSettle(r.store, r.arts, r.jobsDir, job.ID)
@@ -240,6 +246,15 @@ func Supervise(ctx context.Context) error {
 	if err != nil {
 		report("error: " + err.Error())
 		return err
+	}
+	if rec.State == bgcmd.StateQueued {
+		// Hold the job (its env and open cwd) until a dispatcher starts it.
+		report("ok")
+		var released bool
+		if rec, released = awaitDispatch(ctx, st, filepath.Join(sp.Home, "jobs", sp.JobID), sp.JobID, nil); !released {
+			os.RemoveAll(filepath.Join(sp.Home, "jobs", sp.JobID))
+			return nil
+		}
 	}
 	sup := &supervisor{
 		store: st, arts: &artifacts.Store{Dir: filepath.Join(sp.Home, "artifacts")},

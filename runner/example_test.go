@@ -62,7 +62,7 @@ func Example() {
 	// started: running
 	// settled: exited 0 9 bytes
 	// built ok
-	// counters: {Running:0 Finished:0}
+	// counters: {Running:0 Finished:0 Queued:0}
 }
 
 // ExampleRunner_Start_refused shows a policy refusal: no job is created, and

@@ -28,6 +28,14 @@ func (r *Runner) Kill(ctx context.Context, id string, sig syscall.Signal) (*bgcm
 	if err != nil {
 		return nil, err
 	}
+	if rec.State == bgcmd.StateQueued {
+		if st, done, err := r.killQueued(ctx, rec, SignalName(sig)); done {
+			return st, err
+		}
+		if rec, err = r.store.RequestKill(ctx, id, SignalName(sig)); err != nil { // dispatched meanwhile
+			return nil, err
+		}
+	}
 	if rec.State.Settled() {
 		return r.status(ctx, rec, false)
 	}

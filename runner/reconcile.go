@@ -64,6 +64,12 @@ func (r *Runner) Reconcile(ctx context.Context) (*ReconcileReport, error) {
 			rep.Lost++
 		}
 	}
+	if _, err := r.reconcileQueued(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	if err := r.Dispatch(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	if err := r.runUnclaimedHooks(ctx); err != nil {
 		errs = append(errs, err)
 	}
@@ -101,6 +107,12 @@ func (r *Runner) supervisorAlive(rec *jobstore.Record) bool {
 func (r *Runner) reconcileJob(ctx context.Context, rec *jobstore.Record) (reconcileResult, error) {
 	if r.supervisorAlive(rec) {
 		return reconcileAlive, nil
+	}
+	if rec.State == bgcmd.StateQueued {
+		if _, err := r.reconcileQueued(ctx); err != nil {
+			return 0, err
+		}
+		return reconcileOrphaned, nil
 	}
 	// Two reconcilers take turns: the second finds the job settled.
 	unlock, err := flock.Lock(filepath.Join(r.jobsDir, reconcileLockName), true)

@@ -97,6 +97,8 @@ func (s *supervisor) settle(ctx context.Context, out *outcome, streams map[bgcmd
 		os.RemoveAll(s.dir)
 		afterSettle(s.store, s.arts, filepath.Dir(s.dir), s.job.ID)
 	}
+	// A slot is free and a dependency settled: start what is due.
+	_ = dispatch(ctx, s.store, filepath.Dir(s.dir), holderAliveHere())
 }
 
 // settleWithRetry writes the terminal transition, retrying transient

@@ -29,12 +29,28 @@ type StartOptions struct {
 	Session string
 	// Labels are free-form key/value tags stored with the job.
 	Labels map[string]string
+	// Group selects a policy group ([groups.NAME]); its max_running bounds
+	// the job. An unknown group is refused (policy.CodeUnknownGroup).
+	Group string
+	// After lists jobs of the same session that must exit 0 before this
+	// one starts; if one ends any other way this job settles
+	// dependency_failed without starting.
+	After []string
+	// Priority orders the queue: a higher priority is dispatched first
+	// (default 0), equal ones first in first out. It matters only to a
+	// queued start.
+	Priority int
+
+	// rerunOf is the job Rerun reruns.
+	rerunOf string
 }
 
 // Start checks argv against the policy and starts it under a supervisor. It
 // returns as soon as the process is running and its row is durable, with the
 // job in state running (or start_failed, with Error saying why, when the
-// allowlisted executable could not be started).
+// allowlisted executable could not be started). A start that a limit or a
+// dependency concerns (policy max_running, o.Group, o.After) returns at
+// once with the job queued, or already running when it was due.
 //
 // A policy refusal creates no job: it is recorded in the refusals table and
 // returned as a *policy.Refusal. A failure to prepare the job's log
@@ -64,9 +80,14 @@ func (r *Runner) Start(ctx context.Context, argv []string, o StartOptions) (*bgc
 		EnvReplaced: dec.EnvReplaced, EnvNames: dec.EnvNames,
 		Timeout: dec.Timeout, KillGrace: dec.KillGrace, MaxOutputBytes: dec.MaxOutputBytes,
 		Labels: o.Labels, SupervisorPID: r.selfPID, SupervisorStart: r.selfTime,
-		BootID: r.boot, Detached: r.detached,
+		BootID: r.boot, Detached: r.detached, RerunOf: o.rerunOf,
 	}
 	job.ID = jobstore.NewID()
+	if lim, queued, err := r.queueing(ctx, session, argv, o); err != nil {
+		return nil, err
+	} else if queued {
+		return r.enqueue(ctx, job, o, dec.Env, dec.Dir, lim)
+	}
 	dir := r.jobDir(job.ID)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("start: create job directory %s: %w (check that the home is writable and has space)", dir, err)

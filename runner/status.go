@@ -51,6 +51,12 @@ func (r *Runner) status(ctx context.Context, rec *jobstore.Record, markSeen bool
 		CreatedAt: j.CreatedAt, StartedAt: j.StartedAt, FinishedAt: j.FinishedAt,
 		DurationMS: j.Duration(r.now()).Milliseconds(),
 		Usage:      j.Usage,
+		Group:      j.Group, After: j.After, RerunOf: j.RerunOf,
+	}
+	if j.State == bgcmd.StateQueued {
+		if pos, err := r.store.QueuePositions(ctx); err == nil {
+			s.QueuePosition = pos[j.ID]
+		}
 	}
 	var sources [2]artifacts.Source
 	if j.State.Settled() {
@@ -158,6 +164,9 @@ func (r *Runner) Await(ctx context.Context, id string, maxWait time.Duration) (*
 		}
 		if rec.State.Settled() {
 			return r.status(ctx, rec, true)
+		}
+		if rec.State == bgcmd.StateQueued {
+			_ = r.Dispatch(ctx) // whatever is due starts, this job perhaps
 		}
 		var wake <-chan struct{}
 		if sup := r.liveSupervisor(id); sup != nil {

@@ -39,6 +39,7 @@ const exitCodesHelp = `Exit codes once the job has settled (the command's own co
   125      output_limit: a stream reached its byte cap
   126      orphaned: its supervisor died; reconcile settled it
   127      start_failed: allowed by policy but could not be started
+  127      dependency_failed: a job it was queued --after did not exit 0
   137      killed: stopped by bgcmd kill
 Before the job settles, bgcmd's own codes apply: 1 runtime error, 2 usage
 error, 3 refused by policy, 4 not found, 5 the wait elapsed (still running),
@@ -65,9 +66,9 @@ func jobExitCode(s *bgcmd.Status) int {
 		return exitOutputLimit
 	case bgcmd.StateOrphaned:
 		return exitOrphaned
-	case bgcmd.StateStartFailed:
+	case bgcmd.StateStartFailed, bgcmd.StateDependencyFailed:
 		return exitStartFailed
-	case bgcmd.StateRunning:
+	case bgcmd.StateRunning, bgcmd.StateQueued:
 		return exitStillRunning
 	}
 	return exitRuntime

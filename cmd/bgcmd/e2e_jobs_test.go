@@ -69,7 +69,7 @@ func TestStatusJSONHasTheContractFields(t *testing.T) {
 	require.Equal(t, "exited", s["state"])
 	require.Equal(t, 3.0, s["exit_code"])
 	require.Equal(t, map[string]any{"pr": "42"}, s["labels"])
-	require.Equal(t, map[string]any{"running": 0.0, "finished": 0.0}, s["counters"])
+	require.Equal(t, map[string]any{"running": 0.0, "finished": 0.0, "queued": 0.0}, s["counters"])
 	for _, k := range []string{"bytes", "sha256", "artifact_id"} {
 		require.Contains(t, s["stdout"], k)
 	}

@@ -120,8 +120,8 @@ func (f *follower) drain(ctx context.Context, s *bgcmd.Status) error {
 			res, err := f.a.runner.ReadOutput(ctx, f.id, st, artifacts.Page{Offset: f.offsets[i],
 				Limit: artifacts.MaxPageBytes, Raw: !f.json})
 			if err != nil {
-				if s.State == bgcmd.StateStartFailed || !s.Settled() && errors.Is(err, fs.ErrNotExist) {
-					break // nothing banked, or no log yet
+				if s.State == bgcmd.StateStartFailed || s.Settled() && s.StartedAt == nil || !s.Settled() && errors.Is(err, fs.ErrNotExist) {
+					break // nothing banked (it never started), or no log yet
 				}
 				return outputErr(ctx, f.a, f.id, st, err)
 			}

@@ -19,6 +19,8 @@ type listItem struct {
 	*bgcmd.Job
 	DurationMS int64 `json:"duration_ms"`
 	Unread     bool  `json:"unread"`
+	// QueuePosition is a queued job's place in its group's queue.
+	QueuePosition int `json:"queue_position,omitempty"`
 }
 
 // listCursor is the last line of a `list --json` page when more jobs match.
@@ -88,10 +90,14 @@ pass ID as --before to get the next page.`,
 			}
 			out := cmd.OutOrStdout()
 			now := time.Now()
+			pos, err := st.QueuePositions(cmd.Context())
+			if err != nil {
+				return err
+			}
 			if g.json {
 				for _, j := range res.Jobs {
 					item := listItem{Job: &j.Job, DurationMS: j.Duration(now).Milliseconds(),
-						Unread: j.State.Settled() && j.SeenAt == nil}
+						Unread: j.State.Settled() && j.SeenAt == nil, QueuePosition: pos[j.ID]}
 					if err := writeJSON(out, item); err != nil {
 						return err
 					}
@@ -101,7 +107,7 @@ pass ID as --before to get the next page.`,
 				}
 				return nil
 			}
-			if err := listTable(res.Jobs, now).write(out, styleFor(out), termWidth(out)); err != nil {
+			if err := listTable(res.Jobs, pos, now).write(out, styleFor(out), termWidth(out)); err != nil {
 				return err
 			}
 			if res.NextBefore != "" {
@@ -134,12 +140,18 @@ func jobCommand(j bgcmd.Job) string {
 }
 
 // listTable lays the jobs out for people.
-func listTable(jobs []*jobstore.Record, now time.Time) *table {
+func listTable(jobs []*jobstore.Record, pos map[string]int, now time.Time) *table {
 	t := &table{header: []string{"ID", "SESSION", "STATE", "DURATION", "CREATED", "COMMAND"}}
 	for _, j := range jobs {
 		state := stateText(j.State, j.ExitCode, j.Signal)
 		if j.State.Settled() && j.SeenAt == nil {
 			state.text += " *"
+		}
+		if p := pos[j.ID]; p > 0 {
+			state.text += fmt.Sprintf(" #%d", p)
+			if j.Group != "" {
+				state.text += " in " + j.Group
+			}
 		}
 		dur := "-"
 		if j.StartedAt != nil {

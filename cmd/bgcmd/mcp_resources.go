@@ -62,7 +62,7 @@ func (jr *jobResources) register(s *mcp.Server) {
 		jr.read)
 	s.AddResourceTemplate(&mcp.ResourceTemplate{Name: "session", Title: "This session's commands",
 		URITemplate: sessionURIPrefix + "{session}", MIMEType: "application/json",
-		Description: "This session's counters {running, finished} and its running commands. Subscribe to be told whenever one of its commands ends."},
+		Description: "This session's counters {running, finished, queued} and its running commands. Subscribe to be told whenever one of its commands ends."},
 		jr.read)
 }
 

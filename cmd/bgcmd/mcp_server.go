@@ -15,7 +15,8 @@ import (
 const mcpInstructions = `bgcmd runs commands in the background under a strict policy and keeps their complete output. ` +
 	`Start one with run_command_bg (argv array, never a shell line; wait_ms to wait a little), keep working, ` +
 	`and read it back with command_status, command_wait and command_output. Every result carries counters ` +
-	`{running, finished}: finished > 0 means a command of yours ended and you have not read it yet (command_list {"unread": true}). ` +
+	`{running, finished, queued}: finished > 0 means a command of yours ended and you have not read it yet (command_list {"unread": true}); ` +
+	`queued counts commands waiting for a slot (group) or their dependencies (after), which start by themselves. ` +
 	`Instead of polling, subscribe to the resource bgcmd://jobs/{task_id} (or bgcmd://sessions/{session}) to be told when it ends.`
 
 // newMCPServer registers every tool of ts on a new MCP server. Each tool is

@@ -30,7 +30,7 @@ func TestMCPListsTheToolsWithTheirSchemasAndAnnotations(t *testing.T) {
 		names = append(names, tl.Name)
 	}
 	require.ElementsMatch(t, []string{"run_command_bg", "command_status", "command_output",
-		"command_wait", "command_kill", "command_list", "command_export"}, names, "no git tools without --repo")
+		"command_wait", "command_kill", "command_list", "command_export", "command_rerun"}, names, "no git tools without --repo")
 
 	var run struct {
 		Type                 string                    `json:"type"`

@@ -48,7 +48,7 @@ Exit codes: 0 success, 1 runtime error, 2 usage error, 3 refused by policy,
 	f.BoolVar(&g.json, "json", false, "machine-readable output (one JSON object, or JSON Lines for lists)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	root.AddCommand(newListCmd(g))
-	root.AddCommand(newRunCmd(g), newStatusCmd(g), newWaitCmd(g), newOutputCmd(g), newFollowCmd(g), newKillCmd(g), newPruneCmd(g), newGCCmd(g), newReconcileCmd(g), newSQLCmd(g))
+	root.AddCommand(newRunCmd(g), newStatusCmd(g), newWaitCmd(g), newOutputCmd(g), newFollowCmd(g), newKillCmd(g), newRerunCmd(g), newPruneCmd(g), newGCCmd(g), newReconcileCmd(g), newSQLCmd(g))
 	root.AddCommand(newMCPCmd(g))
 	root.AddCommand(newGitCmd(g))
 	root.AddCommand(newVerifyCmd(g), newExportCmd(g))

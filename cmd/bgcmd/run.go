@@ -24,6 +24,9 @@ type runFlags struct {
 	cwd, timeout, maxOutput string
 	env, labels             []string
 	replaceEnv, wait        bool
+	group                   string
+	after                   []string
+	priority                int
 }
 
 func newRunCmd(g *globals) *cobra.Command {
@@ -50,11 +53,18 @@ stderr) and exits with the command's own exit code.
 
 ` + exitCodesHelp + `
 
-Without --wait, run exits 0 once the command runs, and 127 when it could
-not be started.`,
+With --group NAME (a [groups.NAME] of the policy) or a policy max_running,
+a start beyond the limit is queued (state queued) and starts when a slot
+frees; with --after ID it starts only once that job has exited 0, and
+settles dependency_failed without starting if it ended otherwise.
+
+Without --wait, run exits 0 once the command runs or is queued, and 127
+when it could not be started.`,
 		Example: `  bgcmd run -- /usr/bin/make test
   bgcmd run --timeout 10m --max-output 50MiB --label pr=42 -- /usr/bin/go test ./...
-  bgcmd run --wait --replace-env --env PATH=/usr/bin -- /usr/bin/git status`,
+  bgcmd run --wait --replace-env --env PATH=/usr/bin -- /usr/bin/git status
+  bgcmd run --group tests -- /usr/bin/go test ./...
+  bgcmd run --after 0193c2f4 -- /usr/bin/golangci-lint run`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, argv []string) error { return g.run(cmd, argv, o) },
 	}
@@ -67,6 +77,9 @@ not be started.`,
 	f.BoolVar(&o.replaceEnv, "replace-env", false, "give the command exactly the --env variables, nothing inherited")
 	f.StringArrayVar(&o.labels, "label", nil, "tag the job with K=V (repeatable)")
 	f.BoolVar(&o.wait, "wait", false, "wait for the job and exit with its exit code")
+	f.StringVar(&o.group, "group", "", "run in the policy group NAME ([groups.NAME]), queued while the group is full")
+	f.StringArrayVar(&o.after, "after", nil, "start only once job ID has exited 0 (repeatable); queued until then")
+	f.IntVar(&o.priority, "priority", 0, "queue order: a higher priority is dispatched first (equal ones in arrival order)")
 	return cmd
 }
 
@@ -155,6 +168,19 @@ func (g *globals) run(cmd *cobra.Command, argv []string, o runFlags) error {
 		return err
 	}
 	defer a.close()
+	so.Group, so.Priority = o.group, o.priority
+	for _, ref := range o.after {
+		// A job that does not exist is the runner's refusal (bad_dependency).
+		id, err := a.store.ResolveID(ctx, ref)
+		if errors.Is(err, bgcmd.ErrNotFound) {
+			id, err = ref, nil
+		}
+		if err != nil {
+			_, err = a.resolve(ctx, ref)
+			return err
+		}
+		so.After = append(so.After, id)
+	}
 	job, err := a.runner.Start(ctx, argv, so)
 	if ref, ok := policy.IsRefusal(err); ok {
 		if ref.Code == policy.CodeNoPolicy {

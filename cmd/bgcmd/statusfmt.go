@@ -16,6 +16,8 @@ func stateText(state bgcmd.State, exitCode *int, signal string) cell {
 	switch state {
 	case bgcmd.StateRunning:
 		return cell{"running", sgrCyan}
+	case bgcmd.StateQueued:
+		return cell{"queued", sgrCyan}
 	case bgcmd.StateExited:
 		switch {
 		case exitCode != nil && *exitCode == 0:
@@ -62,7 +64,19 @@ func writeStatus(w io.Writer, st style, s *bgcmd.Status, now time.Time) error {
 		row("exe", s.Exe)
 	}
 	row("cwd", s.Cwd)
-	row("session", fmt.Sprintf("%s (%d running, %d finished unread)", s.Session, s.Counters.Running, s.Counters.Finished))
+	row("session", fmt.Sprintf("%s (%d running, %d queued, %d finished unread)", s.Session, s.Counters.Running, s.Counters.Queued, s.Counters.Finished))
+	if s.Group != "" {
+		row("group", s.Group)
+	}
+	if len(s.After) > 0 {
+		row("after", strings.Join(s.After, " "))
+	}
+	if s.QueuePosition > 0 {
+		row("queue", fmt.Sprintf("position %d", s.QueuePosition))
+	}
+	if s.RerunOf != "" {
+		row("rerun of", s.RerunOf)
+	}
 	if len(s.Labels) > 0 {
 		keys := make([]string, 0, len(s.Labels))
 		for k := range s.Labels {
