@@ -31,7 +31,7 @@ func TestGitToolsRunOnTheConfiguredRepository(t *testing.T) {
 			require.True(t, tl.Annotations.ReadOnly, tl.Name)
 		}
 	}
-	require.Equal(t, gittools.Tools, names[7:])
+	require.Equal(t, gittools.Tools, names[8:])
 
 	log := ok[*agenttools.GitResult](h, "git_log", map[string]any{"max_count": 5})
 	require.Contains(t, log.Output, second)
