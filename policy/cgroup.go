@@ -26,19 +26,3 @@ func checkCgroup(dir string) error {
 	}
 	return nil
 }
-
-// cgroup reads the optional cgroup key.
-func (f *file) cgroup(raw map[string]any) (string, error) {
-	v, ok := raw[keyCgroup]
-	if !ok {
-		return "", nil
-	}
-	s, ok := v.(string)
-	if !ok {
-		return "", f.errorf(keyCgroup, "must be a string, not %s", tomlType(v))
-	}
-	if err := checkCgroup(s); err != nil {
-		return "", f.errorf(keyCgroup, "%v", err)
-	}
-	return s, nil
-}
