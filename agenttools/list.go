@@ -61,7 +61,7 @@ func (t *Toolset) list(ctx context.Context, raw json.RawMessage) (counted, error
 	if a.State != "" {
 		p.States = []bgcmd.State{bgcmd.State(a.State)}
 	}
-	res, err := t.r.Store().List(ctx, p)
+	res, err := t.r.List(ctx, p)
 	if err != nil {
 		return nil, err
 	}

@@ -106,7 +106,7 @@ func (t *Toolset) output(ctx context.Context, raw json.RawMessage) (counted, err
 		}
 	}
 	if rec.State.Settled() {
-		if _, err := t.r.Store().MarkSeen(ctx, a.TaskID); err != nil {
+		if _, err := t.r.MarkRead(ctx, a.TaskID); err != nil {
 			return nil, err
 		}
 	}

@@ -43,7 +43,7 @@ Example: {"task_id": "0190f7c2-8f1e-7b8a-9c61-3f0e2d4a5b6c"}`,
 			if _, err := t.own(ctx, a.TaskID); err != nil {
 				return nil, err
 			}
-			st, err := t.r.Status(ctx, a.TaskID)
+			st, err := t.r.Read(ctx, a.TaskID)
 			if err != nil {
 				return nil, notFoundAs(err, a.TaskID)
 			}
@@ -83,6 +83,9 @@ Example: {"task_id": "0190f7c2-8f1e-7b8a-9c61-3f0e2d4a5b6c", "timeout_ms": 60000
 				return t.awaitOutput(ctx, a.TaskID, time.Duration(a.TimeoutMS)*time.Millisecond, a.readinessArgs)
 			}
 			st, err := t.r.Await(ctx, a.TaskID, time.Duration(a.TimeoutMS)*time.Millisecond)
+			if err == nil {
+				st, err = t.readSettled(ctx, st)
+			}
 			if err != nil {
 				return nil, notFoundAs(err, a.TaskID)
 			}
@@ -120,11 +123,14 @@ Example: {"task_id": "0190f7c2-8f1e-7b8a-9c61-3f0e2d4a5b6c", "signal": "SIGINT"}
 			if _, err := t.own(ctx, a.TaskID); err != nil {
 				return nil, err
 			}
-			before, err := t.r.Peek(ctx, a.TaskID)
+			before, err := t.r.Status(ctx, a.TaskID)
 			if err != nil {
 				return nil, notFoundAs(err, a.TaskID)
 			}
 			st, err := t.r.Kill(ctx, a.TaskID, sig)
+			if err == nil {
+				st, err = t.readSettled(ctx, st)
+			}
 			if err != nil {
 				return nil, notFoundAs(err, a.TaskID)
 			}
@@ -137,12 +143,22 @@ Example: {"task_id": "0190f7c2-8f1e-7b8a-9c61-3f0e2d4a5b6c", "signal": "SIGINT"}
 	}
 }
 
+// readSettled returns st as the agent takes it in: a command that has
+// ended is marked read (Runner.Read), so its counters leave it out; a
+// running one is returned as is.
+func (t *Toolset) readSettled(ctx context.Context, st *bgcmd.Status) (*bgcmd.Status, error) {
+	if !st.Settled() {
+		return st, nil
+	}
+	return t.r.Read(ctx, st.ID)
+}
+
 // own returns the record of the command id when this toolset's session
 // started it. Another session's command is not found, with exactly the
 // error of an id that names no command: an agent can neither read, nor
 // mark read, nor kill, nor learn of another session's commands.
 func (t *Toolset) own(ctx context.Context, id string) (*jobstore.Record, error) {
-	rec, err := t.r.Store().Get(ctx, id)
+	rec, err := t.r.Job(ctx, id)
 	if err == nil && rec.Session != t.session {
 		err = bgcmd.ErrNotFound
 	}

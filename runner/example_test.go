@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -51,7 +52,17 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println("settled:", st.State, *st.ExitCode, st.Stdout.Bytes, "bytes")
+	if st.Settled() {
+		// Await only reads; Read takes the result in and marks the job read.
+		if st, err = r.Read(ctx, job.ID); err != nil {
+			panic(err)
+		}
+	}
+	exit := "none, signal " + st.Signal // ExitCode is nil after a signal, timeout or kill
+	if st.ExitCode != nil {
+		exit = strconv.Itoa(*st.ExitCode)
+	}
+	fmt.Println("settled:", st.State, exit, st.Stdout.Bytes, "bytes")
 	page, err := r.ReadOutput(ctx, job.ID, "stdout", artifacts.Page{Unit: artifacts.UnitLines})
 	if err != nil {
 		panic(err)

@@ -124,9 +124,6 @@ func New(ctx context.Context, opts Options) (*Runner, error) {
 	return r, nil
 }
 
-// Store returns the runner's job store.
-func (r *Runner) Store() *jobstore.Store { return r.store }
-
 // Home returns the runner's state directory.
 func (r *Runner) Home() string { return r.home }
 

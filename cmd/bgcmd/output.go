@@ -109,7 +109,7 @@ first (bgcmd verify checks every stream of a job). Reading a settled job marks i
 			if err != nil {
 				return outputErr(cmd.Context(), a, id, st, err)
 			}
-			if _, err := a.store.MarkSeen(cmd.Context(), id); err != nil {
+			if _, err := a.runner.MarkRead(cmd.Context(), id); err != nil {
 				return err
 			}
 			out := cmd.OutOrStdout()
