@@ -87,8 +87,10 @@ func fullDiskHome(t *testing.T) (h *home, mnt string) {
 // TestDiskFull puts the home on an 8 MiB tmpfs and lets the output of
 // running jobs fill it: the database stays consistent while the disk is
 // full; once space is freed the jobs settle (promptly, not at their
-// timeout) with an error that says their output could not be written, and
-// new jobs run and bank every byte.
+// timeout) as exited by bgcmd's SIGKILL, never killed, with an error that
+// says their output could not be written, stopped_by output_write_error in
+// the settle event and exit code 1 from wait; new jobs run and bank every
+// byte.
 func TestDiskFull(t *testing.T) {
 	h, mnt := fullDiskHome(t)
 
@@ -141,6 +143,20 @@ func TestDiskFull(t *testing.T) {
 		}
 		require.Regexp(t, `(stdout|stderr)[^;]*no space left on device`, rec.Error,
 			"job %s (%s): its error must say its output could not be written", id, rec.State)
+		// bgcmd stopped it for its own reason: not killed (that is a kill
+		// request, exit 137), but exited by the signal bgcmd sent, with the
+		// reason in the event and bgcmd's runtime exit code.
+		require.Equal(t, bgcmd.StateExited, rec.State, "job %s: a job whose output could not be written is never killed", id)
+		if rec.ExitCode == nil {
+			require.Equal(t, "SIGKILL", rec.Signal, "job %s was stopped by bgcmd's signal", id)
+		}
+		events, err := st.Events(context.Background(), id)
+		require.NoError(t, err)
+		last := events[len(events)-1]
+		require.Equal(t, bgcmd.StateExited, last.To)
+		require.Equal(t, "output_write_error", last.Detail["stopped_by"], "job %s: the settle event names why bgcmd stopped it", id)
+		require.Contains(t, last.Detail["output_write_error"], "no space left on device")
+		h.mustRun(1, "wait", id)
 	}
 
 	// New jobs run and keep every byte.
