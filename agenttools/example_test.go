@@ -41,7 +41,7 @@ func newExampleToolset() (ts *agenttools.Toolset, cleanup func()) {
 		log.Fatal(err)
 	}
 	return ts, func() {
-		r.Close()
+		r.Close(context.Background())
 		store.Close()
 		os.RemoveAll(home)
 	}

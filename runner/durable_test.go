@@ -313,7 +313,7 @@ func TestABinaryWithoutMaybeSuperviseIsNamedWithTheFix(t *testing.T) {
 	r, err := runner.New(context.Background(), runner.Options{Store: e.store, Home: e.home, Policy: e.policy,
 		Detached: true, Binary: host})
 	require.NoError(t, err)
-	t.Cleanup(func() { r.Close() })
+	t.Cleanup(func() { r.Close(context.Background()) })
 	j, err := r.Start(context.Background(), []string{"/usr/bin/env"}, runner.StartOptions{})
 	require.ErrorContains(t, err, "the binary "+host+" does not call runner.MaybeSupervise() at the top of main")
 	require.ErrorContains(t, err, "set Options.Binary to the bgcmd binary")

@@ -229,7 +229,7 @@ func TestOnSettleHookOfASettlerThatDiedBeforeRunningItRunsAtReconcile(t *testing
 	require.Nil(t, h.ClaimedAt)
 
 	r := e.newRunner(false) // New reconciles
-	require.NoError(t, r.Close())
+	require.NoError(t, r.Close(context.Background()))
 	h = hookRun(t, e.store, j.ID)
 	require.Equal(t, jobstore.HookOK, h.Outcome)
 	_, err = e.newRunner(false).Reconcile(ctx)

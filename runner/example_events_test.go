@@ -26,7 +26,7 @@ func exampleRunner(ctx context.Context) (r *runner.Runner, done func()) {
 	if err != nil {
 		panic(err)
 	}
-	return r, func() { r.Close(); store.Close(); os.RemoveAll(home) }
+	return r, func() { r.Close(context.Background()); store.Close(); os.RemoveAll(home) }
 }
 
 // ExampleRunner_Events subscribes to the settles of a session: the

@@ -39,7 +39,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	defer r.Close()
+	defer r.Close(context.Background())
 
 	job, err := r.Start(ctx, []string{"/usr/bin/printf", `built %s\n`, "ok"}, runner.StartOptions{Session: "docs"})
 	if err != nil {
@@ -106,7 +106,7 @@ func ExampleRunner_Kill() {
 	defer store.Close()
 	r, _ := runner.New(ctx, runner.Options{Store: store, Home: home,
 		Policy: &policy.Policy{AllowedExecutables: []string{"/usr/bin/sleep"}, CwdRoot: home}})
-	defer r.Close()
+	defer r.Close(context.Background())
 
 	job, _ := r.Start(ctx, []string{"/usr/bin/sleep", "600"}, runner.StartOptions{})
 	st, err := r.Kill(ctx, job.ID, syscall.SIGTERM)

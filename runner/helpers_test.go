@@ -62,7 +62,7 @@ func (e *env) newRunner(detached bool) *runner.Runner {
 	}
 	r, err := runner.New(context.Background(), opts)
 	require.NoError(e.t, err)
-	e.t.Cleanup(func() { r.Close() })
+	e.t.Cleanup(func() { r.Close(context.Background()) })
 	return r
 }
 

@@ -305,3 +305,19 @@ func TestOnlyReadAndMarkReadMarkASettledJobRead(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, bgcmd.Counters{Running: 0, Finished: 0}, s.Counters)
 }
+
+func TestCloseIsBoundedByItsContext(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, false)
+	gate := filepath.Join(t.TempDir(), "gate")
+	j := e.start([]string{fixture(t, "wait-for-file.sh"), gate, "0"}, runner.StartOptions{})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := e.r.Close(ctx)
+	require.ErrorIs(t, err, context.Canceled, "an in-process job still runs: Close gives up when ctx is done")
+	require.NoError(t, os.WriteFile(gate, nil, 0o600))
+	require.NoError(t, e.r.Close(context.Background()), "the job settles, and Close returns")
+	s, err := e.r.Status(context.Background(), j.ID)
+	require.NoError(t, err)
+	require.Equal(t, bgcmd.StateExited, s.State)
+}
