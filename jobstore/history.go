@@ -127,31 +127,46 @@ type Event struct {
 
 // Events returns a job's transitions in the order they happened.
 func (s *Store) Events(ctx context.Context, id string) ([]Event, error) {
-	rows, err := s.r.QueryxContext(ctx, `SELECT seq, job_id, COALESCE(from_state, ''), to_state,
-		at, detail FROM job_events WHERE job_id = ? ORDER BY seq`, id)
-	if err != nil {
+	var rows []eventRow
+	if err := s.r.SelectContext(ctx, &rows, `SELECT seq, job_id, COALESCE(from_state, '') AS from_state,
+		to_state, at, detail FROM job_events WHERE job_id = ? ORDER BY seq`, id); err != nil {
 		return nil, fmt.Errorf("job events: %w", err)
 	}
-	defer rows.Close()
 	var out []Event
-	for rows.Next() {
-		var e Event
-		var at, detail string
-		if err := rows.Scan(&e.Seq, &e.JobID, &e.From, &e.To, &at, &detail); err != nil {
-			return nil, fmt.Errorf("job events: %w", err)
-		}
-		if e.At, err = parseTime(at); err != nil {
+	for _, r := range rows {
+		e, err := r.event()
+		if err != nil {
 			return nil, err
-		}
-		if err := json.Unmarshal([]byte(detail), &e.Detail); err != nil {
-			return nil, fmt.Errorf("job events: decode detail: %w", err)
-		}
-		if len(e.Detail) == 0 {
-			e.Detail = nil
 		}
 		out = append(out, e)
 	}
-	return out, rows.Err()
+	return out, nil
+}
+
+// eventRow is a job_events row as scanned.
+type eventRow struct {
+	Seq    int64       `db:"seq"`
+	JobID  string      `db:"job_id"`
+	From   bgcmd.State `db:"from_state"`
+	To     bgcmd.State `db:"to_state"`
+	At     string      `db:"at"`
+	Detail string      `db:"detail"`
+}
+
+// event decodes the row's time and detail.
+func (r *eventRow) event() (Event, error) {
+	e := Event{Seq: r.Seq, JobID: r.JobID, From: r.From, To: r.To}
+	var err error
+	if e.At, err = parseTime(r.At); err != nil {
+		return e, err
+	}
+	if err := json.Unmarshal([]byte(r.Detail), &e.Detail); err != nil {
+		return e, fmt.Errorf("job events: decode detail: %w", err)
+	}
+	if len(e.Detail) == 0 {
+		e.Detail = nil
+	}
+	return e, nil
 }
 
 type artifactRow struct {
