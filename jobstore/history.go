@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/bgcmd/bgcmd"
 )
 
@@ -49,71 +51,46 @@ func (s *Store) List(ctx context.Context, p ListParams) (*ListResult, error) {
 	case limit < 0 || limit > MaxListLimit:
 		return nil, fmt.Errorf("list jobs: limit %d out of range 1..%d", limit, MaxListLimit)
 	}
-	var where []string
-	var args []any
-	if len(p.States) > 0 {
-		marks := make([]string, len(p.States))
-		for i, st := range p.States {
-			if !st.Valid() {
-				return nil, fmt.Errorf("list jobs: unknown state %q (one of %s)", st, stateNames())
-			}
-			marks[i] = "?"
-			args = append(args, string(st))
-		}
-		where = append(where, "state IN ("+strings.Join(marks, ", ")+")")
+	where, args, err := listWhere(p)
+	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
 	}
-	if p.Session != "" {
-		where = append(where, "session = ?")
-		args = append(args, p.Session)
+	res, err := s.selectJobs(ctx, where, args, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
 	}
-	if !p.Since.IsZero() {
-		where = append(where, "created_at >= ?")
-		args = append(args, fmtTime(p.Since))
-	}
-	if !p.Until.IsZero() {
-		where = append(where, "created_at < ?")
-		args = append(args, fmtTime(p.Until))
-	}
-	if p.Exe != "" {
-		where = append(where, "exe = ?")
-		args = append(args, p.Exe)
-	}
-	if p.Unread {
-		where = append(where, "state <> 'running' AND seen_at IS NULL")
-	}
-	if p.Before != "" {
-		where = append(where, "id < ?")
-		args = append(args, p.Before)
-	}
+	return res, nil
+}
+
+// selectJobs returns the newest limit jobs matching every condition of
+// where (args hold their values; a slice stands for the list of an
+// "IN (?)"), with the resume point of the following page.
+func (s *Store) selectJobs(ctx context.Context, where []string, args []any, limit int) (*ListResult, error) {
 	q := `SELECT ` + jobColumns + ` FROM jobs`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
-	q += " ORDER BY id DESC LIMIT ?"
-	args = append(args, limit+1)
+	q, args, err := sqlx.In(q+" ORDER BY id DESC LIMIT ?", append(args, limit+1)...)
+	if err != nil {
+		return nil, err
+	}
 	var rows []jobRow
 	if err := s.r.SelectContext(ctx, &rows, q, args...); err != nil {
-		return nil, fmt.Errorf("list jobs: %w", err)
+		return nil, err
 	}
 	res := &ListResult{}
 	if len(rows) > limit {
 		rows = rows[:limit]
 		res.NextBefore = rows[limit-1].ID
 	}
-	var err error
 	if res.Jobs, err = records(rows); err != nil {
-		return nil, fmt.Errorf("list jobs: %w", err)
+		return nil, err
 	}
 	return res, nil
 }
 
-func stateNames() string {
-	names := make([]string, len(bgcmd.States))
-	for i, s := range bgcmd.States {
-		names[i] = string(s)
-	}
-	return strings.Join(names, ", ")
-}
+// stateNames names every state for a message.
+func stateNames() string { return strings.Join(bgcmd.StateNames(bgcmd.States), ", ") }
 
 // Event is one job_events row: a state transition.
 type Event struct {

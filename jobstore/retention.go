@@ -431,10 +431,5 @@ func selectIn(ctx context.Context, q sqlx.QueryerContext, dest any, query string
 	return sqlx.SelectContext(ctx, q, dest, query, args...)
 }
 
-func settledNames() string {
-	names := make([]string, len(bgcmd.SettledStates))
-	for i, s := range bgcmd.SettledStates {
-		names[i] = string(s)
-	}
-	return strings.Join(names, ", ")
-}
+// settledNames names the settled states for a message.
+func settledNames() string { return strings.Join(bgcmd.StateNames(bgcmd.SettledStates), ", ") }
