@@ -88,10 +88,7 @@ func (s *Store) EventsAfter(ctx context.Context, p EventsParams) ([]FeedEvent, e
 		e := FeedEvent{Event: ev, Session: r.Session}
 		if e.To.Settled() {
 			e.Signal = r.Signal
-			if r.ExitCode.Valid {
-				c := int(r.ExitCode.Int64)
-				e.ExitCode = &c
-			}
+			e.ExitCode = intOrNil(r.ExitCode)
 		}
 		out = append(out, e)
 	}

@@ -189,10 +189,7 @@ func (s *Store) pruneCandidates(ctx context.Context, p PruneParams) ([]PrunedJob
 	var out []PrunedJob
 	for _, r := range rows {
 		j := PrunedJob{ID: r.ID, Session: r.Session, State: r.State, Signal: r.Signal, Bytes: r.Bytes}
-		if r.ExitCode.Valid {
-			c := int(r.ExitCode.Int64)
-			j.ExitCode = &c
-		}
+		j.ExitCode = intOrNil(r.ExitCode)
 		if err := json.Unmarshal([]byte(r.Argv), &j.Argv); err != nil {
 			return nil, fmt.Errorf("job %s: decode argv: %w", j.ID, err)
 		}

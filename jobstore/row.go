@@ -94,10 +94,7 @@ func (r *jobRow) record() (*Record, error) {
 		rec.Usage = &bgcmd.Usage{CPUUserMS: r.CPUUserMS.Int64, CPUSystemMS: r.CPUSystemMS.Int64,
 			MaxRSSKiB: r.MaxRSSKiB.Int64}
 	}
-	if r.ExitCode.Valid {
-		c := int(r.ExitCode.Int64)
-		rec.ExitCode = &c
-	}
+	rec.ExitCode = intOrNil(r.ExitCode)
 	var err error
 	if rec.CreatedAt, err = parseTime(r.CreatedAt); err != nil {
 		return nil, err
@@ -122,4 +119,14 @@ func mustJSON(v any) string {
 		panic(fmt.Sprintf("jobstore: marshal %T: %v", v, err)) // only plain values reach here
 	}
 	return string(b)
+}
+
+// intOrNil returns a nullable integer column as an *int (an exit code):
+// nil for NULL.
+func intOrNil(n sql.NullInt64) *int {
+	if !n.Valid {
+		return nil
+	}
+	c := int(n.Int64)
+	return &c
 }
