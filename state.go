@@ -61,3 +61,13 @@ func (s State) Valid() bool {
 
 // Settled reports whether s is a final state.
 func (s State) Settled() bool { return s.Valid() && s != StateRunning && s != StateQueued }
+
+// StateNames returns the names of states, in order, as a fresh slice (for
+// messages, flag help and schema enums).
+func StateNames(states []State) []string {
+	names := make([]string, len(states))
+	for i, s := range states {
+		names[i] = string(s)
+	}
+	return names
+}

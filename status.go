@@ -19,12 +19,15 @@ type StreamStatus struct {
 // Status is the status object returned by the runner, the CLI (--json) and
 // the agent tools. Field names are a stable contract for scripts.
 type Status struct {
-	ID            string            `json:"id"`
-	Session       string            `json:"session"`
-	Argv          []string          `json:"argv"`
-	Exe           string            `json:"exe"`
-	Cwd           string            `json:"cwd"`
-	State         State             `json:"state"`
+	ID      string   `json:"id"`
+	Session string   `json:"session"`
+	Argv    []string `json:"argv"`
+	Exe     string   `json:"exe"`
+	Cwd     string   `json:"cwd"`
+	State   State    `json:"state"`
+	// ExitCode is the process's exit code once it exited on its own; it is
+	// nil while the job runs and after a signal, a timeout or a kill (see
+	// Signal), so check it before dereferencing.
 	ExitCode      *int              `json:"exit_code"`
 	Signal        string            `json:"signal"`
 	Error         string            `json:"error"`

@@ -7,6 +7,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/bgcmd/bgcmd/agenttools"
@@ -40,7 +41,7 @@ func newExampleToolset() (ts *agenttools.Toolset, cleanup func()) {
 		log.Fatal(err)
 	}
 	return ts, func() {
-		r.Close()
+		r.Close(context.Background())
 		store.Close()
 		os.RemoveAll(home)
 	}
@@ -79,7 +80,11 @@ func Example() {
 			continue
 		}
 		st := res.Value.(*agenttools.Status)
-		fmt.Printf("%s exit_code=%d preview=%q counters=%+v\n", st.State, *st.ExitCode, st.TailPreview, st.Counters)
+		exit := "none" // ExitCode is nil after a signal, timeout or kill
+		if st.ExitCode != nil {
+			exit = strconv.Itoa(*st.ExitCode)
+		}
+		fmt.Printf("%s exit_code=%s preview=%q counters=%+v\n", st.State, exit, st.TailPreview, st.Counters)
 	}
 	// Output:
 	// run_command_bg (read-only: false)

@@ -67,7 +67,7 @@ Example: {"task_ids": ["0190f7c2-8f1e-7b8a-9c61-3f0e2d4a5b6c"]}`,
 				return nil, err
 			}
 			for _, id := range a.TaskIDs {
-				st, err := t.r.Peek(ctx, id)
+				st, err := t.r.Status(ctx, id)
 				if err != nil {
 					return nil, notFoundAs(err, id)
 				}

@@ -1,6 +1,7 @@
 package agenttools_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -17,10 +18,10 @@ func TestGitToolsRunOnTheConfiguredRepository(t *testing.T) {
 	t.Parallel()
 	repo, first, second := testkit.GitRepo(t)
 	h := newHarness(t)
-	g, err := gittools.New(gittools.Options{Repo: repo, Session: "agent",
+	g, err := gittools.New(context.Background(), gittools.Options{Repo: repo, Session: "agent",
 		Runner: runner.Options{Store: h.store, Home: h.home, SkipReconcile: true}})
 	require.NoError(t, err)
-	t.Cleanup(func() { g.Close() })
+	t.Cleanup(func() { g.Close(context.Background()) })
 	h.ts, err = agenttools.New(agenttools.Options{Runner: h.r, Git: g, Session: "agent"})
 	require.NoError(t, err)
 

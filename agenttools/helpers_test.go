@@ -49,7 +49,7 @@ func newHarness(t *testing.T, opts ...func(*agenttools.Options)) *harness {
 	}
 	h.r, err = runner.New(context.Background(), runner.Options{Store: h.store, Home: h.home, Policy: pol})
 	require.NoError(t, err)
-	t.Cleanup(func() { h.r.Close() })
+	t.Cleanup(func() { h.r.Close(context.Background()) })
 	o := agenttools.Options{Runner: h.r, Session: "agent"}
 	for _, f := range opts {
 		f(&o)
@@ -129,7 +129,7 @@ func noPolicyRunner(t *testing.T, h *harness) *runner.Runner {
 	t.Helper()
 	r, err := runner.New(context.Background(), runner.Options{Store: h.store, Home: h.home, SkipReconcile: true})
 	require.NoError(t, err)
-	t.Cleanup(func() { r.Close() })
+	t.Cleanup(func() { r.Close(context.Background()) })
 	return r
 }
 

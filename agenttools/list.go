@@ -3,6 +3,7 @@ package agenttools
 import (
 	"context"
 	"encoding/json"
+	"strings"
 
 	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/jobstore"
@@ -24,17 +25,14 @@ type listArgs struct {
 }
 
 func (t *Toolset) listDef() *def {
-	states := make([]string, len(bgcmd.States))
-	for i, s := range bgcmd.States {
-		states[i] = string(s)
-	}
+	states := bgcmd.StateNames(bgcmd.States)
 	return &def{
 		Tool: Tool{
 			Name:  "command_list",
 			Title: "List this session's background commands",
 			Description: `List the commands this session started, newest first: task_id, state, exit_code, argv, cwd, times, and unread (ended but not read yet). Listing does not mark anything read.
 
-Filters: state (one of queued, running, exited, killed, timeout, output_limit, start_failed, orphaned, dependency_failed); unread: true for the commands counted in the finished counter. limit defaults to 20, at most 200; has_more says older commands match too.
+Filters: state (one of ` + strings.Join(states, ", ") + `); unread: true for the commands counted in the finished counter. limit defaults to 20, at most 200; has_more says older commands match too.
 
 Example: {"unread": true} lists the commands that ended since you last looked.`,
 			Annotations: Annotations{ReadOnly: true},
@@ -61,7 +59,7 @@ func (t *Toolset) list(ctx context.Context, raw json.RawMessage) (counted, error
 	if a.State != "" {
 		p.States = []bgcmd.State{bgcmd.State(a.State)}
 	}
-	res, err := t.r.Store().List(ctx, p)
+	res, err := t.r.List(ctx, p)
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,6 @@ package agenttools
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 
@@ -106,7 +105,7 @@ func (t *Toolset) output(ctx context.Context, raw json.RawMessage) (counted, err
 		}
 	}
 	if rec.State.Settled() {
-		if _, err := t.r.Store().MarkSeen(ctx, a.TaskID); err != nil {
+		if _, err := t.r.MarkRead(ctx, a.TaskID); err != nil {
 			return nil, err
 		}
 	}
@@ -115,17 +114,8 @@ func (t *Toolset) output(ctx context.Context, raw json.RawMessage) (counted, err
 
 // newPage converts a reader page.
 func newPage(id string, stream bgcmd.Stream, state bgcmd.State, jobErr string, res *artifacts.Result, a outputArgs) *OutputPage {
-	p := &OutputPage{TaskID: id, Stream: stream, State: state, Unit: res.Unit,
-		Offset: res.Offset, NextOffset: res.NextOffset, TotalSize: res.TotalSize,
-		HasMore: res.HasMore, Matches: res.Matches, Truncated: res.LimitCapped}
-	switch {
-	case a.Raw:
-		data := base64.StdEncoding.EncodeToString(res.Data)
-		p.DataBase64 = &data
-	case a.Filter == "":
-		text := res.Text
-		p.Text = &text
-	}
+	p := &OutputPage{TaskID: id, State: state,
+		OutputPage: artifacts.NewOutputPage(stream, res, a.Raw, a.Filter != "")}
 	switch {
 	case state == bgcmd.StateStartFailed:
 		p.Next = "the command never started, so it has no output: " + jobErr

@@ -2,6 +2,7 @@ package agenttools_test
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -115,4 +116,31 @@ func TestOutputLimitsAreToolErrors(t *testing.T) {
 			require.Equal(t, agenttools.CodeInvalidArguments, te.Code, te.Text())
 		})
 	}
+}
+
+func TestToolOutputPageIsTheCLIPageWithTaskStateAndCounters(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	st := ok[*agenttools.Status](h, "run_command_bg", map[string]any{
+		"argv": []string{fixture(t, "print-bytes.sh"), "100"}, "wait_ms": 30000})
+	require.Equal(t, bgcmd.StateExited, st.State)
+	res := h.call("command_output", map[string]any{"task_id": st.TaskID, "stream": "stdout"})
+	require.False(t, res.IsError, res.Text)
+	var top map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(res.Structured, &top))
+	page := res.Value.(*agenttools.OutputPage)
+	want, err := json.Marshal(page.OutputPage)
+	require.NoError(t, err)
+	var cli map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(want, &cli))
+	for k, v := range cli {
+		require.JSONEq(t, string(v), string(top[k]), "field %s differs from the CLI's page", k)
+	}
+	extra := []string{}
+	for k := range top {
+		if _, inCLI := cli[k]; !inCLI {
+			extra = append(extra, k)
+		}
+	}
+	require.ElementsMatch(t, []string{"task_id", "state", "counters"}, extra, "only the task, its state and the counters are added")
 }

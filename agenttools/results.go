@@ -88,33 +88,16 @@ func (s *Status) next() string {
 }
 
 // OutputPage is one page of a command's output, as command_output returns
-// it.
+// it: the page object the CLI's output --json gives (artifacts.OutputPage),
+// with the task, its state, a hint and the counters.
 type OutputPage struct {
-	TaskID string       `json:"task_id"`
-	Stream bgcmd.Stream `json:"stream"`
+	TaskID string `json:"task_id"`
 	// State is the command's state when the page was read: while it is
 	// running, more output may come.
-	State bgcmd.State    `json:"state"`
-	Unit  artifacts.Unit `json:"unit"`
-	// Offset and NextOffset are in Unit; the following page starts at
-	// NextOffset.
-	Offset     int64 `json:"offset"`
-	NextOffset int64 `json:"next_offset"`
-	// TotalSize is the stream's size in Unit as far as it is known.
-	TotalSize int64 `json:"total_size"`
-	// HasMore says a following page can hold more (always while running).
-	HasMore bool `json:"has_more"`
-	// Text is the page as text (absent for raw and filter pages).
-	Text *string `json:"text,omitempty"`
-	// DataBase64 is the page's exact bytes, base64 (raw pages only).
-	DataBase64 *string `json:"data_base64,omitempty"`
-	// Matches are a filter page's matching lines (1-based line numbers).
-	Matches []artifacts.Match `json:"matches,omitzero"`
-	// Truncated is true when the page size limit, not the limit asked for,
-	// ended the page.
-	Truncated bool           `json:"truncated,omitempty"`
-	Next      string         `json:"next,omitempty"`
-	Counters  bgcmd.Counters `json:"counters"`
+	State bgcmd.State `json:"state"`
+	artifacts.OutputPage
+	Next     string         `json:"next,omitempty"`
+	Counters bgcmd.Counters `json:"counters"`
 }
 
 func (p *OutputPage) setCounters(c bgcmd.Counters) { p.Counters = c }

@@ -130,8 +130,11 @@ func (t *Toolset) run(ctx context.Context, raw json.RawMessage) (counted, error)
 	var st *bgcmd.Status
 	if a.WaitMS > 0 {
 		st, err = t.r.Await(ctx, job.ID, time.Duration(a.WaitMS)*time.Millisecond)
+		if err == nil {
+			st, err = t.readSettled(ctx, st)
+		}
 	} else {
-		st, err = t.r.Status(ctx, job.ID) // reads (and marks read) a command that already ended
+		st, err = t.r.Read(ctx, job.ID) // reads (and marks read) a command that already ended
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read the status of task %s: %w", job.ID, err)

@@ -8,6 +8,8 @@ import (
 	"math/big"
 	"slices"
 	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // def is one tool: what the model reads, its arguments and its handler.
@@ -40,53 +42,48 @@ type prop struct {
 	stringToo bool
 }
 
-// schema returns the tool's input schema as JSON.
+// schema returns the tool's input schema as JSON: an object of the
+// tool's properties, in their order, and nothing else.
 func (d *def) schema() json.RawMessage {
-	props := map[string]any{}
-	var required []string
+	s := &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{},
+		AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}}} // false: no other arguments
 	for _, p := range d.props {
-		props[p.name] = p.schema()
+		s.Properties[p.name] = p.schema()
+		s.PropertyOrder = append(s.PropertyOrder, p.name)
 		if p.required {
-			required = append(required, p.name)
+			s.Required = append(s.Required, p.name)
 		}
-	}
-	s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
-	if len(required) > 0 {
-		s["required"] = required
 	}
 	b, err := json.Marshal(s)
 	if err != nil {
-		panic(fmt.Sprintf("agenttools: schema of %s: %v", d.Name, err)) // maps of strings and ints
+		panic(fmt.Sprintf("agenttools: schema of %s: %v", d.Name, err)) // a programmer's error in a prop
 	}
 	return b
 }
 
 // schema returns the property's JSON Schema.
-func (p prop) schema() map[string]any {
-	s := map[string]any{"type": p.typ, "description": p.desc}
-	if len(p.enum) > 0 {
-		s["enum"] = p.enum
+func (p prop) schema() *jsonschema.Schema {
+	s := &jsonschema.Schema{Type: p.typ, Description: p.desc}
+	for _, e := range p.enum {
+		s.Enum = append(s.Enum, e)
+	}
+	bound := func(n int) *int {
+		if n > 0 {
+			return &n
+		}
+		return nil
 	}
 	switch p.typ {
 	case "integer":
-		s["minimum"], s["maximum"] = p.min, p.max
+		s.Minimum, s.Maximum = jsonschema.Ptr(float64(p.min)), jsonschema.Ptr(float64(p.max))
 	case "string":
-		if p.maxLen > 0 {
-			s["maxLength"] = p.maxLen
-		}
+		s.MaxLength = bound(p.maxLen)
 	case "array":
-		s["items"] = map[string]any{"type": "string"}
-		if p.maxLen > 0 {
-			s["maxItems"] = p.maxLen
-		}
-		if p.minItems > 0 {
-			s["minItems"] = p.minItems
-		}
+		s.Items = &jsonschema.Schema{Type: "string"}
+		s.MaxItems, s.MinItems = bound(p.maxLen), bound(p.minItems)
 	case "object":
-		s["additionalProperties"] = map[string]any{"type": "string"}
-		if p.maxLen > 0 {
-			s["maxProperties"] = p.maxLen
-		}
+		s.AdditionalProperties = &jsonschema.Schema{Type: "string"}
+		s.MaxProperties = bound(p.maxLen)
 	}
 	return s
 }

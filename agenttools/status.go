@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/bgcmd/bgcmd"
@@ -27,7 +28,7 @@ func (t *Toolset) statusDef() *def {
 		Tool: Tool{
 			Name:  "command_status",
 			Title: "Status of a background command",
-			Description: `Return a command's status at once: state (queued, running, exited, killed, timeout, output_limit, start_failed, orphaned, dependency_failed), exit_code, duration, stdout/stderr sizes with their banked artifacts (sha256, artifact_id), and tail_preview, the last 2000 characters of output at most.
+			Description: `Return a command's status at once: state (` + strings.Join(bgcmd.StateNames(bgcmd.States), ", ") + `), exit_code, duration, stdout/stderr sizes with their banked artifacts (sha256, artifact_id), and tail_preview, the last 2000 characters of output at most.
 
 It never waits (use command_wait for that). Reading a command that has ended clears it from the finished counter. The preview is only the end: page the complete output with command_output.
 
@@ -43,7 +44,7 @@ Example: {"task_id": "0190f7c2-8f1e-7b8a-9c61-3f0e2d4a5b6c"}`,
 			if _, err := t.own(ctx, a.TaskID); err != nil {
 				return nil, err
 			}
-			st, err := t.r.Status(ctx, a.TaskID)
+			st, err := t.r.Read(ctx, a.TaskID)
 			if err != nil {
 				return nil, notFoundAs(err, a.TaskID)
 			}
@@ -83,6 +84,9 @@ Example: {"task_id": "0190f7c2-8f1e-7b8a-9c61-3f0e2d4a5b6c", "timeout_ms": 60000
 				return t.awaitOutput(ctx, a.TaskID, time.Duration(a.TimeoutMS)*time.Millisecond, a.readinessArgs)
 			}
 			st, err := t.r.Await(ctx, a.TaskID, time.Duration(a.TimeoutMS)*time.Millisecond)
+			if err == nil {
+				st, err = t.readSettled(ctx, st)
+			}
 			if err != nil {
 				return nil, notFoundAs(err, a.TaskID)
 			}
@@ -120,11 +124,14 @@ Example: {"task_id": "0190f7c2-8f1e-7b8a-9c61-3f0e2d4a5b6c", "signal": "SIGINT"}
 			if _, err := t.own(ctx, a.TaskID); err != nil {
 				return nil, err
 			}
-			before, err := t.r.Peek(ctx, a.TaskID)
+			before, err := t.r.Status(ctx, a.TaskID)
 			if err != nil {
 				return nil, notFoundAs(err, a.TaskID)
 			}
 			st, err := t.r.Kill(ctx, a.TaskID, sig)
+			if err == nil {
+				st, err = t.readSettled(ctx, st)
+			}
 			if err != nil {
 				return nil, notFoundAs(err, a.TaskID)
 			}
@@ -137,12 +144,22 @@ Example: {"task_id": "0190f7c2-8f1e-7b8a-9c61-3f0e2d4a5b6c", "signal": "SIGINT"}
 	}
 }
 
+// readSettled returns st as the agent takes it in: a command that has
+// ended is marked read (Runner.Read), so its counters leave it out; a
+// running one is returned as is.
+func (t *Toolset) readSettled(ctx context.Context, st *bgcmd.Status) (*bgcmd.Status, error) {
+	if !st.Settled() {
+		return st, nil
+	}
+	return t.r.Read(ctx, st.ID)
+}
+
 // own returns the record of the command id when this toolset's session
 // started it. Another session's command is not found, with exactly the
 // error of an id that names no command: an agent can neither read, nor
 // mark read, nor kill, nor learn of another session's commands.
 func (t *Toolset) own(ctx context.Context, id string) (*jobstore.Record, error) {
-	rec, err := t.r.Store().Get(ctx, id)
+	rec, err := t.r.Job(ctx, id)
 	if err == nil && rec.Session != t.session {
 		err = bgcmd.ErrNotFound
 	}

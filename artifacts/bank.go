@@ -257,13 +257,10 @@ func validSHA(s string) bool {
 	return true
 }
 
-// emptySHA256 is the sha256 of no bytes.
-const emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
-
 // bankEmpty banks the empty stream: one empty artifact file shared by every
 // job stream that printed nothing.
 func (s *Store) bankEmpty(capped bool) (Summary, string, error) {
-	target := s.Path(emptySHA256)
+	target := s.Path(EmptySHA256)
 	if _, err := os.Stat(target); errors.Is(err, os.ErrNotExist) {
 		if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
 			return Summary{}, "", fmt.Errorf("bank empty stream: %w", err)
@@ -279,5 +276,5 @@ func (s *Store) bankEmpty(capped bool) (Summary, string, error) {
 			return Summary{}, "", err
 		}
 	}
-	return Summary{SHA256: emptySHA256, Capped: capped}, target, nil
+	return Summary{SHA256: EmptySHA256, Capped: capped}, target, nil
 }

@@ -57,9 +57,11 @@ type Capture struct {
 	final  Summary // set by Close
 }
 
-// NewCapture creates the log file at opts.Path (failing, with an error
-// wrapping os.ErrExist, if it exists) and its index, and returns a Capture
-// writing to them.
+// NewCapture returns a Capture for the log at opts.Path. It creates no file:
+// the log appears at the first byte written and its index at the first
+// checkpoint (see CaptureOptions.Path). It fails with an error wrapping
+// os.ErrExist when opts.Path exists already, and when its directory does
+// not exist.
 func NewCapture(opts CaptureOptions) (*Capture, error) {
 	return newCapture(opts, defaultStride)
 }

@@ -8,6 +8,10 @@ import (
 	"os"
 )
 
+// EmptySHA256 is the hex sha256 of no bytes: the digest of a stream that
+// printed nothing (its log may never have been created).
+const EmptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
 // Summary is what a stream's log amounts to: its size in bytes, characters
 // and lines (as the package doc defines them), the hex sha256 of its bytes,
 // and whether the capture's byte cap cut it short.

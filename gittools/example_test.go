@@ -48,12 +48,12 @@ func Example() {
 		return
 	}
 	defer st.Close()
-	ts, err := gittools.New(gittools.Options{Repo: repo, Runner: runner.Options{Store: st, Home: home}})
+	ts, err := gittools.New(context.Background(), gittools.Options{Repo: repo, Runner: runner.Options{Store: st, Home: home}})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer ts.Close()
+	defer ts.Close(context.Background())
 
 	res, err := ts.LsFiles(ctx, gittools.LsFilesArgs{})
 	if err != nil {

@@ -125,10 +125,10 @@ func newToolset(t testing.TB, repo string) (*gittools.Toolset, *jobstore.Store) 
 	st, err := jobstore.Open(context.Background(), jobstore.Options{Path: filepath.Join(home, "bgcmd.db")})
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
-	ts, err := gittools.New(gittools.Options{Repo: repo,
+	ts, err := gittools.New(context.Background(), gittools.Options{Repo: repo,
 		Runner: runner.Options{Store: st, Home: home, Detached: false}})
 	require.NoError(t, err)
-	t.Cleanup(func() { ts.Close() })
+	t.Cleanup(func() { ts.Close(context.Background()) })
 	return ts, st
 }
 

@@ -89,6 +89,9 @@ func (t *Toolset) run(ctx context.Context, tool, display string, args []string, 
 		return nil, fmt.Errorf("%s: start git: %w", tool, err)
 	}
 	st, err := t.r.Await(ctx, job.ID, t.maxWait)
+	if err == nil && st.Settled() {
+		st, err = t.r.Read(ctx, job.ID) // the result takes the output in: mark it read
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: await job %s: %w", tool, job.ID, err)
 	}

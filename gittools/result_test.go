@@ -42,11 +42,11 @@ func newGatedToolset(t *testing.T, repo string, o gittools.Options) (*gittools.T
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	o.Repo, o.Git, o.Runner = repo, git, runner.Options{Store: st, Home: home}
-	ts, err := gittools.New(o)
+	ts, err := gittools.New(context.Background(), o)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		os.WriteFile(gate, nil, 0o644) // release anything still waiting
-		ts.Close()
+		ts.Close(context.Background())
 	})
 	return ts, gate
 }

@@ -169,7 +169,7 @@ func TestSecurityAConfigIncludeOutsideIsRefused(t *testing.T) {
 			file := c.config(t, repo.dir)
 			require.Contains(t, gitIn(t, repo.dir, nil, "blame", "HEAD", "--", "README.md"), "<alice@example.com>",
 				"the fixture is armed: plain git reads the outside configuration")
-			_, err := gittools.New(gittools.Options{Repo: repo.dir, Runner: newRunnerTemplate(t)})
+			_, err := gittools.New(context.Background(), gittools.Options{Repo: repo.dir, Runner: newRunnerTemplate(t)})
 			requireOutside(t, err, file)
 		})
 		t.Run(c.name+" after the toolset was made", func(t *testing.T) {
@@ -198,7 +198,7 @@ func TestSecurityAlternatesOutsideAreRefused(t *testing.T) {
 		t.Parallel()
 		repo := newHistoryRepo(t)
 		arm(t, repo.dir)
-		_, err := gittools.New(gittools.Options{Repo: repo.dir, Runner: newRunnerTemplate(t)})
+		_, err := gittools.New(context.Background(), gittools.Options{Repo: repo.dir, Runner: newRunnerTemplate(t)})
 		requireOutside(t, err, filepath.Join(".git", "objects", "info", "alternates"))
 	})
 	t.Run("on every call", func(t *testing.T) {
@@ -235,7 +235,7 @@ func TestSecurityAGitDirOutsideIsRefused(t *testing.T) {
 		writeFile(t, dir, ".git", "gitdir: "+filepath.Join(o.dir, ".git")+"\n")
 		require.Contains(t, gitIn(t, dir, nil, "log", "--format=%s"), "the outside secret",
 			"the fixture is armed: plain git reads the outside repository")
-		_, err := gittools.New(gittools.Options{Repo: dir, Runner: newRunnerTemplate(t)})
+		_, err := gittools.New(context.Background(), gittools.Options{Repo: dir, Runner: newRunnerTemplate(t)})
 		requireOutside(t, err, ".git")
 	})
 	t.Run("a .git file written after the toolset was made", func(t *testing.T) {
@@ -253,14 +253,14 @@ func TestSecurityAGitDirOutsideIsRefused(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
 		require.NoError(t, os.Symlink(filepath.Join(o.dir, ".git"), filepath.Join(dir, ".git")))
-		_, err := gittools.New(gittools.Options{Repo: dir, Runner: newRunnerTemplate(t)})
+		_, err := gittools.New(context.Background(), gittools.Options{Repo: dir, Runner: newRunnerTemplate(t)})
 		requireOutside(t, err, ".git")
 	})
 	t.Run("a linked work tree outside its repository", func(t *testing.T) {
 		t.Parallel()
 		wt := filepath.Join(t.TempDir(), "wt")
 		gitIn(t, o.dir, nil, "worktree", "add", "-q", "--detach", wt)
-		_, err := gittools.New(gittools.Options{Repo: wt, Runner: newRunnerTemplate(t)})
+		_, err := gittools.New(context.Background(), gittools.Options{Repo: wt, Runner: newRunnerTemplate(t)})
 		requireOutside(t, err, ".git")
 	})
 	t.Run("commondir", func(t *testing.T) {
@@ -336,7 +336,7 @@ func TestSecurityRefusalsNameTheFileAndHowToRecover(t *testing.T) {
 	o := newOutsideRepo(t)
 	repo := newHistoryRepo(t)
 	writeFile(t, repo.dir, ".git/objects/info/alternates", filepath.Join(o.dir, ".git", "objects")+"\n")
-	_, err := gittools.New(gittools.Options{Repo: repo.dir, Runner: newRunnerTemplate(t)})
+	_, err := gittools.New(context.Background(), gittools.Options{Repo: repo.dir, Runner: newRunnerTemplate(t)})
 	var oe *gittools.OutsideError
 	require.True(t, errors.As(err, &oe), "got %v", err)
 	require.Equal(t, filepath.Join(ts(t, repo.dir), ".git", "objects", "info", "alternates"), oe.File)

@@ -76,12 +76,13 @@ type Toolset struct {
 // moves elsewhere), with an *OutsideError when a file of the repository
 // points outside it (checked before git reads the repository at all), and
 // with a plain error when git cannot be found or the runner cannot be made.
-func New(opts Options) (*Toolset, error) {
+// ctx bounds the checks and the runner's opening.
+func New(ctx context.Context, opts Options) (*Toolset, error) {
 	gitPath, err := findGit(opts.Git)
 	if err != nil {
 		return nil, fmt.Errorf("new git toolset: %w", err)
 	}
-	root, err := topLevel(gitPath, opts.Repo)
+	root, err := topLevel(ctx, gitPath, opts.Repo)
 	if err != nil {
 		return nil, fmt.Errorf("new git toolset: %w", err)
 	}
@@ -109,7 +110,7 @@ func New(opts Options) (*Toolset, error) {
 	}
 	ropts := opts.Runner
 	ropts.Policy = pol
-	r, err := runner.New(context.Background(), ropts)
+	r, err := runner.New(ctx, ropts)
 	if err != nil {
 		return nil, fmt.Errorf("new git toolset: %w", err)
 	}
@@ -129,8 +130,9 @@ func (t *Toolset) Git() string { return t.gitPath }
 // policy allows git alone.
 func (t *Toolset) Runner() *runner.Runner { return t.r }
 
-// Close waits for the in-process supervisors of the toolset's jobs.
-func (t *Toolset) Close() error { return t.r.Close() }
+// Close waits for the in-process supervisors of the toolset's jobs, or
+// until ctx is done (see runner.Runner.Close).
+func (t *Toolset) Close(ctx context.Context) error { return t.r.Close(ctx) }
 
 // findGit resolves the git executable to an absolute path without
 // symlinks and checks that it is an executable file.
@@ -163,7 +165,7 @@ func findGit(git string) (string, error) {
 // resolved. The top level must hold the repository's .git (a directory, or
 // the file of a linked work tree): a work tree that core.worktree moves
 // somewhere else is refused.
-func topLevel(gitPath, repo string) (string, error) {
+func topLevel(ctx context.Context, gitPath, repo string) (string, error) {
 	if repo == "" {
 		return "", fmt.Errorf("%w: no repository given (Options.Repo is required)", ErrNotRepository)
 	}
@@ -184,13 +186,13 @@ func topLevel(gitPath, repo string) (string, error) {
 	}
 	// Before git reads anything: nothing the repository's files point at
 	// may be outside it.
-	if err := confineRoot(context.Background(), gitPath, candidate); err != nil {
+	if err := confineRoot(ctx, gitPath, candidate); err != nil {
 		return "", err
 	}
 	env := baseEnv(dir)
 	delete(env, "GIT_CEILING_DIRECTORIES") // repo may be below the top level
 	delete(env, "GIT_WORK_TREE")           // that is what is being found
-	ctx, cancel := context.WithTimeout(context.Background(), internalTimeout)
+	ctx, cancel := context.WithTimeout(ctx, internalTimeout)
 	defer cancel()
 	out, err := runGit(ctx, gitPath, dir, env, "rev-parse", "--show-toplevel")
 	if err != nil {

@@ -30,29 +30,29 @@ func TestNew(t *testing.T) {
 
 	t.Run("a directory that is not a repository is refused", func(t *testing.T) {
 		t.Parallel()
-		_, err := gittools.New(gittools.Options{Repo: t.TempDir(), Runner: newRunnerTemplate(t)})
+		_, err := gittools.New(context.Background(), gittools.Options{Repo: t.TempDir(), Runner: newRunnerTemplate(t)})
 		require.ErrorIs(t, err, gittools.ErrNotRepository)
 	})
 	t.Run("a missing repository is refused", func(t *testing.T) {
 		t.Parallel()
-		_, err := gittools.New(gittools.Options{Repo: filepath.Join(t.TempDir(), "nope"), Runner: newRunnerTemplate(t)})
+		_, err := gittools.New(context.Background(), gittools.Options{Repo: filepath.Join(t.TempDir(), "nope"), Runner: newRunnerTemplate(t)})
 		require.Error(t, err)
 	})
 	t.Run("no repository is refused", func(t *testing.T) {
 		t.Parallel()
-		_, err := gittools.New(gittools.Options{Runner: newRunnerTemplate(t)})
+		_, err := gittools.New(context.Background(), gittools.Options{Runner: newRunnerTemplate(t)})
 		require.ErrorIs(t, err, gittools.ErrNotRepository)
 	})
 	t.Run("a bare repository is refused", func(t *testing.T) {
 		t.Parallel()
 		bare := t.TempDir()
 		gitIn(t, bare, nil, "init", "-q", "--bare")
-		_, err := gittools.New(gittools.Options{Repo: bare, Runner: newRunnerTemplate(t)})
+		_, err := gittools.New(context.Background(), gittools.Options{Repo: bare, Runner: newRunnerTemplate(t)})
 		require.ErrorIs(t, err, gittools.ErrNotRepository)
 	})
 	t.Run("the .git directory is refused", func(t *testing.T) {
 		t.Parallel()
-		_, err := gittools.New(gittools.Options{Repo: filepath.Join(repo.dir, ".git"), Runner: newRunnerTemplate(t)})
+		_, err := gittools.New(context.Background(), gittools.Options{Repo: filepath.Join(repo.dir, ".git"), Runner: newRunnerTemplate(t)})
 		require.ErrorIs(t, err, gittools.ErrNotRepository)
 	})
 	t.Run("a work tree moved by core.worktree is refused", func(t *testing.T) {
@@ -60,7 +60,7 @@ func TestNew(t *testing.T) {
 		dir := t.TempDir()
 		gitIn(t, dir, nil, "init", "-q")
 		gitIn(t, dir, nil, "config", "core.worktree", "/")
-		_, err := gittools.New(gittools.Options{Repo: dir, Runner: newRunnerTemplate(t)})
+		_, err := gittools.New(context.Background(), gittools.Options{Repo: dir, Runner: newRunnerTemplate(t)})
 		require.ErrorIs(t, err, gittools.ErrNotRepository)
 	})
 	t.Run("a subdirectory or a symlink serves the real top level", func(t *testing.T) {
@@ -70,20 +70,20 @@ func TestNew(t *testing.T) {
 		link := filepath.Join(t.TempDir(), "link")
 		require.NoError(t, os.Symlink(repo.dir, link))
 		for _, p := range []string{filepath.Join(repo.dir, "src"), link} {
-			ts, err := gittools.New(gittools.Options{Repo: p, Runner: newRunnerTemplate(t)})
+			ts, err := gittools.New(context.Background(), gittools.Options{Repo: p, Runner: newRunnerTemplate(t)})
 			require.NoError(t, err)
 			require.Equal(t, real, ts.Root())
-			require.NoError(t, ts.Close())
+			require.NoError(t, ts.Close(context.Background()))
 		}
 	})
 	t.Run("a git that does not exist is refused", func(t *testing.T) {
 		t.Parallel()
-		_, err := gittools.New(gittools.Options{Repo: repo.dir, Git: "/nonexistent/git", Runner: newRunnerTemplate(t)})
+		_, err := gittools.New(context.Background(), gittools.Options{Repo: repo.dir, Git: "/nonexistent/git", Runner: newRunnerTemplate(t)})
 		require.Error(t, err)
 	})
 	t.Run("a runner template without a store is refused", func(t *testing.T) {
 		t.Parallel()
-		_, err := gittools.New(gittools.Options{Repo: repo.dir})
+		_, err := gittools.New(context.Background(), gittools.Options{Repo: repo.dir})
 		require.Error(t, err)
 	})
 }
@@ -115,12 +115,12 @@ func TestToolsetsOverOneStoreKeepTheirPolicies(t *testing.T) {
 	t.Parallel()
 	a, b := newHistoryRepo(t), newHistoryRepo(t)
 	tmpl := newRunnerTemplate(t)
-	tsA, err := gittools.New(gittools.Options{Repo: a.dir, Runner: tmpl})
+	tsA, err := gittools.New(context.Background(), gittools.Options{Repo: a.dir, Runner: tmpl})
 	require.NoError(t, err)
-	defer tsA.Close()
-	tsB, err := gittools.New(gittools.Options{Repo: b.dir, Runner: tmpl})
+	defer tsA.Close(context.Background())
+	tsB, err := gittools.New(context.Background(), gittools.Options{Repo: b.dir, Runner: tmpl})
 	require.NoError(t, err)
-	defer tsB.Close()
+	defer tsB.Close(context.Background())
 	require.NotEqual(t, tsA.Root(), tsB.Root())
 	require.Nil(t, tmpl.Policy, "the template is copied, not changed")
 

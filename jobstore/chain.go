@@ -350,7 +350,7 @@ type ChainedArtifact struct {
 func (s *Store) ChainedArtifacts(ctx context.Context, fromSeq int64) ([]ChainedArtifact, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT a.job_id, a.stream, a.sha256, a.bytes, e.chain_seq
 		FROM artifacts a JOIN job_events e ON e.job_id = a.job_id AND e.from_state IS NOT NULL
-		WHERE e.chain_seq >= ? AND e.to_state <> 'running' ORDER BY e.chain_seq, a.stream DESC`, fromSeq)
+		WHERE e.chain_seq >= ? AND e.to_state NOT IN ('running', 'queued') ORDER BY e.chain_seq, a.stream DESC`, fromSeq)
 	if err != nil {
 		return nil, fmt.Errorf("chained artifacts: %w", err)
 	}

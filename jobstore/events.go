@@ -3,9 +3,10 @@ package jobstore
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/jmoiron/sqlx"
 )
 
 // MaxEventsLimit bounds one page of EventsAfter.
@@ -55,49 +56,43 @@ func (s *Store) EventsAfter(ctx context.Context, p EventsParams) ([]FeedEvent, e
 		args = append(args, p.Session)
 	}
 	if len(p.JobIDs) > 0 {
-		where = append(where, "e.job_id IN ("+marks(len(p.JobIDs))+")")
-		args = append(args, anys(p.JobIDs)...)
+		where = append(where, "e.job_id IN (?)")
+		args = append(args, p.JobIDs)
 	}
 	if p.Settled {
 		where = append(where, "e.to_state NOT IN ('running', 'queued')")
 	}
 	args = append(args, limit)
-	rows, err := s.r.QueryxContext(ctx, `SELECT e.seq, e.job_id, COALESCE(e.from_state, ''),
+	q, args, err := sqlx.In(`SELECT e.seq, e.job_id, COALESCE(e.from_state, '') AS from_state,
 		e.to_state, e.at, e.detail, j.session, j.exit_code, j.signal
 		FROM job_events e JOIN jobs j ON j.id = e.job_id
 		WHERE `+strings.Join(where, " AND ")+` ORDER BY e.seq LIMIT ?`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("job events after %d: %w", p.After, err)
 	}
-	defer rows.Close()
+	var rows []struct {
+		eventRow
+		Session  string        `db:"session"`
+		ExitCode sql.NullInt64 `db:"exit_code"`
+		Signal   string        `db:"signal"`
+	}
+	if err := s.r.SelectContext(ctx, &rows, q, args...); err != nil {
+		return nil, fmt.Errorf("job events after %d: %w", p.After, err)
+	}
 	var out []FeedEvent
-	for rows.Next() {
-		var e FeedEvent
-		var at, detail string
-		var exit sql.NullInt64
-		if err := rows.Scan(&e.Seq, &e.JobID, &e.From, &e.To, &at, &detail, &e.Session, &exit, &e.Signal); err != nil {
-			return nil, fmt.Errorf("job events: %w", err)
-		}
-		if e.At, err = parseTime(at); err != nil {
+	for _, r := range rows {
+		ev, err := r.event()
+		if err != nil {
 			return nil, err
 		}
-		if err := json.Unmarshal([]byte(detail), &e.Detail); err != nil {
-			return nil, fmt.Errorf("job events: decode detail: %w", err)
-		}
-		if len(e.Detail) == 0 {
-			e.Detail = nil
-		}
+		e := FeedEvent{Event: ev, Session: r.Session}
 		if e.To.Settled() {
-			if exit.Valid {
-				c := int(exit.Int64)
-				e.ExitCode = &c
-			}
-		} else {
-			e.Signal = ""
+			e.Signal = r.Signal
+			e.ExitCode = intOrNil(r.ExitCode)
 		}
 		out = append(out, e)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // LatestEventSeq returns the seq of the newest event (0 when there is

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/bgcmd/bgcmd"
 )
 
@@ -49,71 +51,46 @@ func (s *Store) List(ctx context.Context, p ListParams) (*ListResult, error) {
 	case limit < 0 || limit > MaxListLimit:
 		return nil, fmt.Errorf("list jobs: limit %d out of range 1..%d", limit, MaxListLimit)
 	}
-	var where []string
-	var args []any
-	if len(p.States) > 0 {
-		marks := make([]string, len(p.States))
-		for i, st := range p.States {
-			if !st.Valid() {
-				return nil, fmt.Errorf("list jobs: unknown state %q (one of %s)", st, stateNames())
-			}
-			marks[i] = "?"
-			args = append(args, string(st))
-		}
-		where = append(where, "state IN ("+strings.Join(marks, ", ")+")")
+	where, args, err := listWhere(p)
+	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
 	}
-	if p.Session != "" {
-		where = append(where, "session = ?")
-		args = append(args, p.Session)
+	res, err := s.selectJobs(ctx, where, args, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
 	}
-	if !p.Since.IsZero() {
-		where = append(where, "created_at >= ?")
-		args = append(args, fmtTime(p.Since))
-	}
-	if !p.Until.IsZero() {
-		where = append(where, "created_at < ?")
-		args = append(args, fmtTime(p.Until))
-	}
-	if p.Exe != "" {
-		where = append(where, "exe = ?")
-		args = append(args, p.Exe)
-	}
-	if p.Unread {
-		where = append(where, "state NOT IN ('running', 'queued') AND seen_at IS NULL")
-	}
-	if p.Before != "" {
-		where = append(where, "id < ?")
-		args = append(args, p.Before)
-	}
+	return res, nil
+}
+
+// selectJobs returns the newest limit jobs matching every condition of
+// where (args hold their values; a slice stands for the list of an
+// "IN (?)"), with the resume point of the following page.
+func (s *Store) selectJobs(ctx context.Context, where []string, args []any, limit int) (*ListResult, error) {
 	q := `SELECT ` + jobColumns + ` FROM jobs`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
-	q += " ORDER BY id DESC LIMIT ?"
-	args = append(args, limit+1)
+	q, args, err := sqlx.In(q+" ORDER BY id DESC LIMIT ?", append(args, limit+1)...)
+	if err != nil {
+		return nil, err
+	}
 	var rows []jobRow
 	if err := s.r.SelectContext(ctx, &rows, q, args...); err != nil {
-		return nil, fmt.Errorf("list jobs: %w", err)
+		return nil, err
 	}
 	res := &ListResult{}
 	if len(rows) > limit {
 		rows = rows[:limit]
 		res.NextBefore = rows[limit-1].ID
 	}
-	var err error
 	if res.Jobs, err = records(rows); err != nil {
-		return nil, fmt.Errorf("list jobs: %w", err)
+		return nil, err
 	}
 	return res, nil
 }
 
-func stateNames() string {
-	names := make([]string, len(bgcmd.States))
-	for i, s := range bgcmd.States {
-		names[i] = string(s)
-	}
-	return strings.Join(names, ", ")
-}
+// stateNames names every state for a message.
+func stateNames() string { return strings.Join(bgcmd.StateNames(bgcmd.States), ", ") }
 
 // Event is one job_events row: a state transition.
 type Event struct {
@@ -127,31 +104,46 @@ type Event struct {
 
 // Events returns a job's transitions in the order they happened.
 func (s *Store) Events(ctx context.Context, id string) ([]Event, error) {
-	rows, err := s.r.QueryxContext(ctx, `SELECT seq, job_id, COALESCE(from_state, ''), to_state,
-		at, detail FROM job_events WHERE job_id = ? ORDER BY seq`, id)
-	if err != nil {
+	var rows []eventRow
+	if err := s.r.SelectContext(ctx, &rows, `SELECT seq, job_id, COALESCE(from_state, '') AS from_state,
+		to_state, at, detail FROM job_events WHERE job_id = ? ORDER BY seq`, id); err != nil {
 		return nil, fmt.Errorf("job events: %w", err)
 	}
-	defer rows.Close()
 	var out []Event
-	for rows.Next() {
-		var e Event
-		var at, detail string
-		if err := rows.Scan(&e.Seq, &e.JobID, &e.From, &e.To, &at, &detail); err != nil {
-			return nil, fmt.Errorf("job events: %w", err)
-		}
-		if e.At, err = parseTime(at); err != nil {
+	for _, r := range rows {
+		e, err := r.event()
+		if err != nil {
 			return nil, err
-		}
-		if err := json.Unmarshal([]byte(detail), &e.Detail); err != nil {
-			return nil, fmt.Errorf("job events: decode detail: %w", err)
-		}
-		if len(e.Detail) == 0 {
-			e.Detail = nil
 		}
 		out = append(out, e)
 	}
-	return out, rows.Err()
+	return out, nil
+}
+
+// eventRow is a job_events row as scanned.
+type eventRow struct {
+	Seq    int64       `db:"seq"`
+	JobID  string      `db:"job_id"`
+	From   bgcmd.State `db:"from_state"`
+	To     bgcmd.State `db:"to_state"`
+	At     string      `db:"at"`
+	Detail string      `db:"detail"`
+}
+
+// event decodes the row's time and detail.
+func (r *eventRow) event() (Event, error) {
+	e := Event{Seq: r.Seq, JobID: r.JobID, From: r.From, To: r.To}
+	var err error
+	if e.At, err = parseTime(r.At); err != nil {
+		return e, err
+	}
+	if err := json.Unmarshal([]byte(r.Detail), &e.Detail); err != nil {
+		return e, fmt.Errorf("job events: decode detail: %w", err)
+	}
+	if len(e.Detail) == 0 {
+		e.Detail = nil
+	}
+	return e, nil
 }
 
 type artifactRow struct {

@@ -146,9 +146,6 @@ func (s *Store) SettleHookRun(ctx context.Context, jobID string) (*HookRun, erro
 	if h.FinishedAt, err = parseNullTime(row.FinishedAt); err != nil {
 		return nil, err
 	}
-	if row.ExitCode.Valid {
-		c := int(row.ExitCode.Int64)
-		h.ExitCode = &c
-	}
+	h.ExitCode = intOrNil(row.ExitCode)
 	return h, nil
 }

@@ -228,22 +228,6 @@ func migrate(ctx context.Context, db *sqlx.DB, path string) error {
 	return nil
 }
 
-// describeOpenError names the path and says how to recover from the usual
-// reasons a database cannot be opened.
-func describeOpenError(path string, err error) error {
-	msg := err.Error()
-	switch {
-	case strings.Contains(msg, "file is not a database") || strings.Contains(msg, "SQLITE_NOTADB"):
-		return fmt.Errorf("open store %s: not a SQLite database (move the file aside or use another --home): %w", path, err)
-	case strings.Contains(msg, "disk is full") || strings.Contains(msg, "SQLITE_FULL") ||
-		strings.Contains(msg, "disk I/O error"):
-		return fmt.Errorf("open store %s: cannot write: the disk is full or failing; free space under the bgcmd home and retry: %w", path, err)
-	case strings.Contains(msg, "unable to open") || strings.Contains(msg, "CANTOPEN"):
-		return fmt.Errorf("open store %s: cannot open the file (check the directory exists and is writable): %w", path, err)
-	}
-	return fmt.Errorf("open store %s: %w", path, err)
-}
-
 // Close closes the database connections.
 func (s *Store) Close() error {
 	if s.readOnly {

@@ -2,6 +2,7 @@ package jobstore
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -142,10 +143,8 @@ func (s *Store) pruneCandidates(ctx context.Context, p PruneParams) ([]PrunedJob
 	inner := []string{"state NOT IN ('running', 'queued')"}
 	var args []any
 	if len(p.States) > 0 {
-		inner = append(inner, "state IN ("+marks(len(p.States))+")")
-		for _, st := range p.States {
-			args = append(args, string(st))
-		}
+		inner = append(inner, "state IN (?)")
+		args = append(args, p.States)
 	}
 	if p.Session != "" {
 		inner = append(inner, "session = ?")
@@ -165,37 +164,41 @@ func (s *Store) pruneCandidates(ctx context.Context, p PruneParams) ([]PrunedJob
 	if !p.IncludeUnread {
 		outer = append(outer, "seen_at IS NOT NULL")
 	}
-	q := `SELECT j.id, j.session, j.state, j.exit_code, j.signal, j.argv, COALESCE(j.finished_at, j.created_at),
-		COALESCE((SELECT SUM(a.bytes) FROM artifacts a WHERE a.job_id = j.id), 0)
-		FROM (SELECT id, session, state, exit_code, signal, argv, finished_at, created_at, seen_at, ` + rank + ` AS rn
-		      FROM jobs WHERE ` + strings.Join(inner, " AND ") + `) j
-		WHERE ` + strings.Join(outer, " AND ") + ` ORDER BY j.id`
-	rows, err := s.r.QueryContext(ctx, q, args...)
+	q, args, err := sqlx.In(`SELECT j.id, j.session, j.state, j.exit_code, j.signal, j.argv,
+		COALESCE(j.finished_at, j.created_at) AS finished_at,
+		COALESCE((SELECT SUM(a.bytes) FROM artifacts a WHERE a.job_id = j.id), 0) AS bytes
+		FROM (SELECT id, session, state, exit_code, signal, argv, finished_at, created_at, seen_at, `+rank+` AS rn
+		      FROM jobs WHERE `+strings.Join(inner, " AND ")+`) j
+		WHERE `+strings.Join(outer, " AND ")+` ORDER BY j.id`, args...)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	var rows []struct {
+		ID         string        `db:"id"`
+		Session    string        `db:"session"`
+		State      bgcmd.State   `db:"state"`
+		ExitCode   sql.NullInt64 `db:"exit_code"`
+		Signal     string        `db:"signal"`
+		Argv       string        `db:"argv"`
+		FinishedAt string        `db:"finished_at"`
+		Bytes      int64         `db:"bytes"`
+	}
+	if err := s.r.SelectContext(ctx, &rows, q, args...); err != nil {
+		return nil, err
+	}
 	var out []PrunedJob
-	for rows.Next() {
-		var j PrunedJob
-		var exit *int64
-		var argv, finished string
-		if err := rows.Scan(&j.ID, &j.Session, &j.State, &exit, &j.Signal, &argv, &finished, &j.Bytes); err != nil {
-			return nil, err
-		}
-		if exit != nil {
-			c := int(*exit)
-			j.ExitCode = &c
-		}
-		if err := json.Unmarshal([]byte(argv), &j.Argv); err != nil {
+	for _, r := range rows {
+		j := PrunedJob{ID: r.ID, Session: r.Session, State: r.State, Signal: r.Signal, Bytes: r.Bytes}
+		j.ExitCode = intOrNil(r.ExitCode)
+		if err := json.Unmarshal([]byte(r.Argv), &j.Argv); err != nil {
 			return nil, fmt.Errorf("job %s: decode argv: %w", j.ID, err)
 		}
-		if j.FinishedAt, err = parseTime(finished); err != nil {
+		if j.FinishedAt, err = parseTime(r.FinishedAt); err != nil {
 			return nil, err
 		}
 		out = append(out, j)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // pruneBatches deletes res.Jobs a batch per transaction, keeping in res.Jobs
@@ -249,21 +252,18 @@ type pruneBatch struct {
 // that no remaining row references.
 func pruneTx(ctx context.Context, tx *sqlx.Tx, ids []string, includeUnread bool) (pruneBatch, error) {
 	var b pruneBatch
-	q := `SELECT id FROM jobs WHERE id IN (` + marks(len(ids)) + `) AND state NOT IN ('running', 'queued')`
+	q := `SELECT id FROM jobs WHERE id IN (?) AND state NOT IN ('running', 'queued')`
 	if !includeUnread {
 		q += ` AND seen_at IS NOT NULL`
 	}
-	if err := tx.SelectContext(ctx, &b.deleted, q, anys(ids)...); err != nil {
+	if err := selectIn(ctx, tx, &b.deleted, q, ids); err != nil {
 		return b, err
 	}
 	if len(b.deleted) == 0 {
 		return b, nil
 	}
-	in := "(" + marks(len(b.deleted)) + ")"
-	args := anys(b.deleted)
 	var gone []shaCount
-	if err := tx.SelectContext(ctx, &gone, `DELETE FROM artifacts WHERE job_id IN `+in+
-		` RETURNING sha256, bytes AS n`, args...); err != nil {
+	if err := selectIn(ctx, tx, &gone, `DELETE FROM artifacts WHERE job_id IN (?) RETURNING sha256, bytes AS n`, b.deleted); err != nil {
 		return b, err
 	}
 	sizes := map[string]int64{}
@@ -271,17 +271,25 @@ func pruneTx(ctx context.Context, tx *sqlx.Tx, ids []string, includeUnread bool)
 		sizes[g.SHA256] = g.N
 	}
 	b.artifacts += int64(len(gone))
-	if err := keepPrunedPlaces(ctx, tx, "job_events", "job_id IN "+in, args...); err != nil {
+	in, args, err := sqlx.In(`job_id IN (?)`, b.deleted)
+	if err != nil {
 		return b, err
 	}
-	r, err := tx.ExecContext(ctx, `DELETE FROM job_events WHERE job_id IN `+in, args...)
+	// The chain keeps the places of the events that go, so it still links.
+	if err := keepPrunedPlaces(ctx, tx, "job_events", in, args...); err != nil {
+		return b, err
+	}
+	r, err := tx.ExecContext(ctx, `DELETE FROM job_events WHERE `+in, args...)
 	if err != nil {
 		return b, err
 	}
 	if b.events, err = r.RowsAffected(); err != nil {
 		return b, err
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM jobs WHERE id IN `+in, args...); err != nil {
+	if q, args, err = sqlx.In(`DELETE FROM jobs WHERE id IN (?)`, b.deleted); err != nil {
+		return b, err
+	}
+	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 		return b, err
 	}
 	if len(sizes) == 0 {
@@ -292,8 +300,7 @@ func pruneTx(ctx context.Context, tx *sqlx.Tx, ids []string, includeUnread bool)
 		shas = append(shas, sha)
 	}
 	var still []string
-	if err := tx.SelectContext(ctx, &still, `SELECT DISTINCT sha256 FROM artifacts WHERE sha256 IN (`+
-		marks(len(shas))+`)`, anys(shas)...); err != nil {
+	if err := selectIn(ctx, tx, &still, `SELECT DISTINCT sha256 FROM artifacts WHERE sha256 IN (?)`, shas); err != nil {
 		return b, err
 	}
 	for _, sha := range still {
@@ -329,8 +336,8 @@ func (s *Store) wouldFree(ctx context.Context, jobs []PrunedJob) ([]Unreferenced
 			ids = append(ids, j.ID)
 		}
 		var got []shaCount
-		if err := s.r.SelectContext(ctx, &got, `SELECT sha256, bytes AS n FROM artifacts WHERE job_id IN (`+
-			marks(len(ids))+`) ORDER BY job_id, stream DESC`, anys(ids)...); err != nil {
+		if err := selectIn(ctx, s.r, &got, `SELECT sha256, bytes AS n FROM artifacts WHERE job_id IN (?)
+			ORDER BY job_id, stream DESC`, ids); err != nil {
 			return nil, err
 		}
 		for _, g := range got {
@@ -345,8 +352,8 @@ func (s *Store) wouldFree(ctx context.Context, jobs []PrunedJob) ([]Unreferenced
 	for start := 0; start < len(order); start += DefaultPruneBatch {
 		shas := order[start:min(start+DefaultPruneBatch, len(order))]
 		var counts []shaCount
-		if err := s.r.SelectContext(ctx, &counts, `SELECT sha256, COUNT(*) AS n FROM artifacts WHERE sha256 IN (`+
-			marks(len(shas))+`) GROUP BY sha256`, anys(shas)...); err != nil {
+		if err := selectIn(ctx, s.r, &counts, `SELECT sha256, COUNT(*) AS n FROM artifacts WHERE sha256 IN (?)
+			GROUP BY sha256`, shas); err != nil {
 			return nil, err
 		}
 		total := make(map[string]int64, len(counts))
@@ -369,8 +376,7 @@ func (s *Store) ReferencedArtifacts(ctx context.Context, shas []string) (map[str
 	for start := 0; start < len(shas); start += DefaultPruneBatch {
 		part := shas[start:min(start+DefaultPruneBatch, len(shas))]
 		var got []string
-		if err := s.r.SelectContext(ctx, &got, `SELECT DISTINCT sha256 FROM artifacts WHERE sha256 IN (`+
-			marks(len(part))+`)`, anys(part)...); err != nil {
+		if err := selectIn(ctx, s.r, &got, `SELECT DISTINCT sha256 FROM artifacts WHERE sha256 IN (?)`, part); err != nil {
 			return nil, fmt.Errorf("referenced artifacts: %w", err)
 		}
 		for _, sha := range got {
@@ -387,21 +393,15 @@ func (s *Store) JobStates(ctx context.Context, ids []string) (map[string]bgcmd.S
 	out := make(map[string]bgcmd.State, len(ids))
 	for start := 0; start < len(ids); start += DefaultPruneBatch {
 		part := ids[start:min(start+DefaultPruneBatch, len(ids))]
-		rows, err := s.r.QueryContext(ctx, `SELECT id, state FROM jobs WHERE id IN (`+
-			marks(len(part))+`)`, anys(part)...)
-		if err != nil {
+		var rows []struct {
+			ID    string      `db:"id"`
+			State bgcmd.State `db:"state"`
+		}
+		if err := selectIn(ctx, s.r, &rows, `SELECT id, state FROM jobs WHERE id IN (?)`, part); err != nil {
 			return nil, fmt.Errorf("job states: %w", err)
 		}
-		for rows.Next() {
-			var id, st string
-			if err := rows.Scan(&id, &st); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("job states: %w", err)
-			}
-			out[id] = bgcmd.State(st)
-		}
-		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-			return nil, fmt.Errorf("job states: %w", err)
+		for _, r := range rows {
+			out[r.ID] = r.State
 		}
 	}
 	return out, nil
@@ -422,24 +422,15 @@ func (s *Store) Vacuum(ctx context.Context) error {
 	return nil
 }
 
-// marks returns n comma-separated placeholders.
-func marks(n int) string {
-	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+// selectIn runs query, whose one "?" in "IN (?)" stands for the list,
+// expanded by sqlx.In, and scans the rows into dest.
+func selectIn(ctx context.Context, q sqlx.QueryerContext, dest any, query string, list []string) error {
+	query, args, err := sqlx.In(query, list)
+	if err != nil {
+		return err
+	}
+	return sqlx.SelectContext(ctx, q, dest, query, args...)
 }
 
-// anys converts ids to query arguments.
-func anys(ids []string) []any {
-	out := make([]any, len(ids))
-	for i, id := range ids {
-		out[i] = id
-	}
-	return out
-}
-
-func settledNames() string {
-	names := make([]string, len(bgcmd.SettledStates))
-	for i, s := range bgcmd.SettledStates {
-		names[i] = string(s)
-	}
-	return strings.Join(names, ", ")
-}
+// settledNames names the settled states for a message.
+func settledNames() string { return strings.Join(bgcmd.StateNames(bgcmd.SettledStates), ", ") }

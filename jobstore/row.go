@@ -112,10 +112,7 @@ func (r *jobRow) record() (*Record, error) {
 		rec.Usage = &bgcmd.Usage{CPUUserMS: r.CPUUserMS.Int64, CPUSystemMS: r.CPUSystemMS.Int64,
 			MaxRSSKiB: r.MaxRSSKiB.Int64}
 	}
-	if r.ExitCode.Valid {
-		c := int(r.ExitCode.Int64)
-		rec.ExitCode = &c
-	}
+	rec.ExitCode = intOrNil(r.ExitCode)
 	var err error
 	if rec.CreatedAt, err = parseTime(r.CreatedAt); err != nil {
 		return nil, err
@@ -153,4 +150,14 @@ func encodeJSON(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// intOrNil returns a nullable integer column as an *int (an exit code):
+// nil for NULL.
+func intOrNil(n sql.NullInt64) *int {
+	if !n.Valid {
+		return nil
+	}
+	c := int(n.Int64)
+	return &c
 }

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/jmoiron/sqlx"
 
@@ -38,17 +37,6 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 		return describeWriteError(fmt.Errorf("commit: %w", err))
 	}
 	return nil
-}
-
-// describeWriteError says what to do about a write SQLite could not make
-// because the disk is full (SQLite reports it as full or as an I/O error).
-func describeWriteError(err error) error {
-	msg := err.Error()
-	if strings.Contains(msg, "disk is full") || strings.Contains(msg, "SQLITE_FULL") ||
-		strings.Contains(msg, "disk I/O error") {
-		return fmt.Errorf("%w (the disk is full or failing: free space under the bgcmd home and retry)", err)
-	}
-	return err
 }
 
 // notFound maps sql.ErrNoRows to bgcmd.ErrNotFound, naming what was missing.

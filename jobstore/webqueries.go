@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/bgcmd/bgcmd"
@@ -42,22 +41,8 @@ func (s *Store) Filter(ctx context.Context, p FilterParams) (*ListResult, error)
 		}
 		where = append(where, cond+")")
 	}
-	q := `SELECT ` + jobColumns + ` FROM jobs`
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	q += " ORDER BY id DESC LIMIT ?"
-	args = append(args, limit+1)
-	var rows []jobRow
-	if err := s.r.SelectContext(ctx, &rows, q, args...); err != nil {
-		return nil, fmt.Errorf("filter jobs: %w", err)
-	}
-	res := &ListResult{}
-	if len(rows) > limit {
-		rows = rows[:limit]
-		res.NextBefore = rows[limit-1].ID
-	}
-	if res.Jobs, err = records(rows); err != nil {
+	res, err := s.selectJobs(ctx, where, args, limit)
+	if err != nil {
 		return nil, fmt.Errorf("filter jobs: %w", err)
 	}
 	return res, nil
@@ -69,15 +54,13 @@ func listWhere(p ListParams) ([]string, []any, error) {
 	var where []string
 	var args []any
 	if len(p.States) > 0 {
-		marks := make([]string, len(p.States))
-		for i, st := range p.States {
+		for _, st := range p.States {
 			if !st.Valid() {
 				return nil, nil, fmt.Errorf("unknown state %q (one of %s)", st, stateNames())
 			}
-			marks[i] = "?"
-			args = append(args, string(st))
 		}
-		where = append(where, "state IN ("+strings.Join(marks, ", ")+")")
+		where = append(where, "state IN (?)")
+		args = append(args, p.States)
 	}
 	if p.Session != "" {
 		where = append(where, "session = ?")

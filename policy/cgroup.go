@@ -1,3 +1,5 @@
+//go:build linux
+
 package policy
 
 import (
@@ -25,20 +27,4 @@ func checkCgroup(dir string) error {
 		return fmt.Errorf("%s is not writable: delegate it to this user first", dir)
 	}
 	return nil
-}
-
-// cgroup reads the optional cgroup key.
-func (f *file) cgroup(raw map[string]any) (string, error) {
-	v, ok := raw[keyCgroup]
-	if !ok {
-		return "", nil
-	}
-	s, ok := v.(string)
-	if !ok {
-		return "", f.errorf(keyCgroup, "must be a string, not %s", tomlType(v))
-	}
-	if err := checkCgroup(s); err != nil {
-		return "", f.errorf(keyCgroup, "%v", err)
-	}
-	return s, nil
 }

@@ -6,7 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
+	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
@@ -113,258 +114,188 @@ func Load(path string) (*Policy, error) {
 // keys, wrong types, bad values and syntax errors are *LoadError values that
 // name the file, the key and the line.
 func Parse(name string, data []byte) (*Policy, error) {
-	var raw map[string]any
-	md, err := toml.Decode(string(data), &raw)
+	d := &document{
+		name:               name,
+		data:               string(data),
+		AllowedExecutables: stringList{check: checkEntry},
+		AllowedEnv:         stringList{check: checkEnvPattern},
+		DeniedEnv:          stringList{check: checkEnvPattern},
+		OnSettle:           stringList{check: checkHookArg},
+		CwdRoot:            rootValue{dir: filepath.Dir(name)},
+	}
+	md, err := toml.Decode(d.data, d)
 	if err != nil {
-		le := &LoadError{File: name, Message: err.Error(), Err: err}
-		var pe toml.ParseError
-		if errors.As(err, &pe) {
-			le.Line, le.Message = pe.Position.Line, pe.Message
-			// The library's last key may be an earlier line's; name it only
-			// when it is defined on the failing line.
-			if k, _, _ := strings.Cut(pe.LastKey, "."); k != "" && slices.Contains(keyLines(string(data), k), le.Line) {
-				le.Key = k
-			}
-		}
-		return nil, le
+		return nil, d.decodeError(err)
 	}
-	f := &file{name: name, data: string(data)}
-	for _, k := range md.Keys() {
-		if len(k) == 1 && !slices.Contains(knownKeys, k[0]) {
-			return nil, f.errorf(k[0], "unknown key (known keys: %s)", strings.Join(knownKeys, ", "))
-		}
+	if undecoded := md.Undecoded(); len(undecoded) > 0 {
+		return nil, d.errorf(undecoded[0][0], "unknown key (known keys: %s)", strings.Join(knownKeys, ", "))
 	}
-	p := &Policy{File: name}
-	if p.AllowedExecutables, err = f.strings(raw, keyAllowed, checkEntry); err != nil {
+	if !md.IsDefined(keyCwdRoot) {
+		return nil, &LoadError{File: name, Key: keyCwdRoot, Message: "missing: a policy needs a sandbox root directory"}
+	}
+	if err := d.onSettle(); err != nil {
 		return nil, err
 	}
-	if p.AllowedEnv, err = f.strings(raw, keyAllowedEnv, checkEnvPattern); err != nil {
-		return nil, err
+	p := &Policy{
+		File:               name,
+		AllowedExecutables: d.AllowedExecutables.list,
+		AllowedEnv:         d.AllowedEnv.list,
+		DeniedEnv:          d.DeniedEnv.list,
+		Path:               string(d.Path),
+		DefaultTimeout:     time.Duration(d.DefaultTimeout),
+		MaxTimeout:         time.Duration(d.MaxTimeout),
+		KillGrace:          time.Duration(d.KillGrace),
+		MaxOutputBytes:     int64(d.MaxOutputBytes),
+		CwdRoot:            d.CwdRoot.path,
+		Cgroup:             string(d.Cgroup),
+		OnSettle:           d.OnSettle.list,
+		OnSettleTimeout:    time.Duration(d.OnSettleTimeout),
+		MaxRunning:         int(d.MaxRunning),
 	}
-	if p.DeniedEnv, err = f.strings(raw, keyDeniedEnv, checkEnvPattern); err != nil {
-		return nil, err
-	}
-	if p.Path, err = f.searchPath(raw); err != nil {
-		return nil, err
-	}
-	if p.DefaultTimeout, err = f.duration(raw, keyDefaultTimeout); err != nil {
-		return nil, err
-	}
-	if p.MaxTimeout, err = f.duration(raw, keyMaxTimeout); err != nil {
-		return nil, err
-	}
-	if p.KillGrace, err = f.duration(raw, keyKillGrace); err != nil {
-		return nil, err
-	}
-	if p.MaxOutputBytes, err = f.positiveInt(raw, keyMaxOutputBytes); err != nil {
-		return nil, err
-	}
-	if p.CwdRoot, err = f.root(raw); err != nil {
-		return nil, err
-	}
-	if p.Cgroup, err = f.cgroup(raw); err != nil {
-		return nil, err
-	}
-	if p.OnSettle, p.OnSettleTimeout, err = f.onSettle(raw); err != nil {
-		return nil, err
-	}
-	if p.MaxRunning, p.Groups, err = f.queue(raw); err != nil {
-		return nil, err
+	if d.Groups != nil {
+		p.Groups = map[string]Group(d.Groups)
 	}
 	if err := p.validateLimits(); err != nil {
 		var pe *policyError
 		if errors.As(err, &pe) {
-			return nil, f.errorf(pe.key, "%s", pe.msg)
+			return nil, d.errorf(pe.key, "%s", pe.msg)
 		}
 		return nil, &LoadError{File: name, Message: err.Error(), Err: err}
 	}
 	return p, nil
 }
 
-// file is a policy file being parsed: its name for errors and its text for
-// finding a key's line.
-type file struct {
+// document is a policy file as the TOML library decodes it: one typed field
+// per key, each checking its value as it is decoded (see load_values.go),
+// plus the file's name and text for errors.
+type document struct {
 	name string
 	data string
+
+	AllowedExecutables stringList      `toml:"allowed_executables"`
+	CwdRoot            rootValue       `toml:"cwd_root"`
+	DefaultTimeout     durationValue   `toml:"default_timeout"`
+	MaxTimeout         durationValue   `toml:"max_timeout"`
+	KillGrace          durationValue   `toml:"kill_grace"`
+	MaxOutputBytes     byteCount       `toml:"max_output_bytes"`
+	Path               searchPathValue `toml:"path"`
+	AllowedEnv         stringList      `toml:"allowed_env"`
+	DeniedEnv          stringList      `toml:"denied_env"`
+	Cgroup             cgroupValue     `toml:"cgroup"`
+	OnSettle           stringList      `toml:"on_settle"`
+	OnSettleTimeout    durationValue   `toml:"on_settle_timeout"`
+	MaxRunning         runningLimit    `toml:"max_running"`
+	Groups             groupsValue     `toml:"groups"`
 }
 
-// errorf returns a *LoadError for key, at the key's line.
-func (f *file) errorf(key, format string, args ...any) *LoadError {
-	return &LoadError{File: f.name, Line: keyLine(f.data, key), Key: key, Message: fmt.Sprintf(format, args...)}
-}
-
-// strings reads an optional array of string entries, each checked by check.
-// A present key gives a non-nil slice, even when the array is empty.
-func (f *file) strings(raw map[string]any, key string, check func(string) error) ([]string, error) {
-	v, ok := raw[key]
-	if !ok {
-		return nil, nil
+// decodeError turns an error of toml.Decode into a *LoadError at the
+// library's position. A value refused by its field's check names its key
+// (and a refused list entry its own line); a syntax error names the key
+// only when the failing line defines it, since the library's last key may
+// be an earlier line's.
+func (d *document) decodeError(err error) *LoadError {
+	le := &LoadError{File: d.name, Message: err.Error(), Err: err}
+	var pe toml.ParseError
+	if !errors.As(err, &pe) {
+		return le
 	}
-	list, ok := v.([]any)
-	if !ok {
-		return nil, f.errorf(key, "must be an array of strings, not %s", tomlType(v))
-	}
-	out := make([]string, 0, len(list))
-	for i, e := range list {
-		s, ok := e.(string)
-		if !ok {
-			return nil, f.errorf(key, "element %d must be a string, not %s", i, tomlType(e))
+	le.Line, le.Message = pe.Position.Line, pe.Message
+	key, _, _ := strings.Cut(pe.LastKey, ".")
+	if _, syntax := toml.Decode(d.data, new(map[string]any)); syntax == nil {
+		le.Key = key
+		if bad := d.badEntry(key); bad != "" {
+			le.Line = entryLine(d.data, le.Line, bad)
 		}
-		if err := check(s); err != nil {
-			le := f.errorf(key, "%v", err)
-			if s != "" {
-				le.Line = entryLine(f.data, le.Line, s)
-			}
-			return nil, le
+		if le.Line == 0 {
+			// The library gives a table's value (groups) no position: the
+			// line is the first that defines its key.
+			le.Line = firstDefinition(d.data, key)
 		}
-		out = append(out, s)
+		return le
 	}
-	return out, nil
+	if key != "" && definesKey(lineAt(d.data, le.Line), key) {
+		le.Key = key
+	}
+	return le
 }
 
-// searchPath reads the optional search path: absolute directories
-// separated by ':'.
-func (f *file) searchPath(raw map[string]any) (string, error) {
-	v, ok := raw[keyPath]
-	if !ok {
-		return "", nil
+// badEntry returns the entry of the list key that its check refused, or "".
+func (d *document) badEntry(key string) string {
+	switch key {
+	case keyAllowed:
+		return d.AllowedExecutables.bad
+	case keyAllowedEnv:
+		return d.AllowedEnv.bad
+	case keyDeniedEnv:
+		return d.DeniedEnv.bad
+	case keyOnSettle:
+		return d.OnSettle.bad
 	}
-	s, ok := v.(string)
-	if !ok {
-		return "", f.errorf(keyPath, `must be a string of absolute directories separated by ':', like "/usr/bin:/bin", not %s`, tomlType(v))
-	}
-	if s == "" {
-		return "", f.errorf(keyPath, `is empty: leave the key out for the default %q`, StandardPath)
-	}
-	if err := checkSearchPath(s); err != nil {
-		return "", f.errorf(keyPath, "%v", err)
-	}
-	return s, nil
+	return ""
 }
 
-// duration reads an optional positive Go duration string.
-func (f *file) duration(raw map[string]any, key string) (time.Duration, error) {
-	v, ok := raw[key]
-	if !ok {
-		return 0, nil
-	}
-	s, ok := v.(string)
-	if !ok {
-		return 0, f.errorf(key, `must be a duration string like "2m" or "30s", not %s`, tomlType(v))
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, f.errorf(key, `invalid duration %q: use a Go duration like "2m" or "30s"`, s)
-	}
-	if d <= 0 {
-		return 0, f.errorf(key, "duration %q must be positive (leave the key out for the default)", s)
-	}
-	return d, nil
+// errorf returns a *LoadError for key at the line where the TOML library
+// places it.
+func (d *document) errorf(key, format string, args ...any) *LoadError {
+	return &LoadError{File: d.name, Line: keyLine(d.data, key), Key: key, Message: fmt.Sprintf(format, args...)}
 }
 
-// positiveInt reads an optional positive integer.
-func (f *file) positiveInt(raw map[string]any, key string) (int64, error) {
-	v, ok := raw[key]
-	if !ok {
-		return 0, nil
-	}
-	n, ok := v.(int64)
-	if !ok {
-		return 0, f.errorf(key, "must be an integer number of bytes, not %s", tomlType(v))
-	}
-	if n <= 0 {
-		return 0, f.errorf(key, "%d must be positive (leave the key out for the default)", n)
-	}
-	return n, nil
-}
+// keyProbe is a field whose decoding always fails, so that the TOML library
+// reports the position of the key it is tagged with.
+type keyProbe struct{}
 
-// root reads the required cwd_root: an existing directory, relative to the
-// file's directory unless absolute. The returned path is absolute but keeps
-// its symlinks; Check resolves it each time.
-func (f *file) root(raw map[string]any) (string, error) {
-	v, ok := raw[keyCwdRoot]
-	if !ok {
-		return "", &LoadError{File: f.name, Key: keyCwdRoot, Message: "missing: a policy needs a sandbox root directory"}
-	}
-	s, ok := v.(string)
-	if !ok {
-		return "", f.errorf(keyCwdRoot, "must be a string, not %s", tomlType(v))
-	}
-	if s == "" || strings.IndexByte(s, 0) >= 0 {
-		return "", f.errorf(keyCwdRoot, "%q is not a directory path", s)
-	}
-	if !filepath.IsAbs(s) {
-		s = filepath.Join(filepath.Dir(f.name), s)
-	}
-	abs, err := filepath.Abs(s)
-	if err != nil {
-		return "", f.errorf(keyCwdRoot, "%q cannot be made absolute: %v", s, err)
-	}
-	if _, err := resolveRoot(abs); err != nil {
-		var pe *policyError
-		if errors.As(err, &pe) {
-			return "", f.errorf(keyCwdRoot, "%s", pe.msg)
-		}
-		return "", f.errorf(keyCwdRoot, "%v", err)
-	}
-	return abs, nil
-}
+// UnmarshalTOML fails, which makes the library report the key's position.
+func (keyProbe) UnmarshalTOML(any) error { return errorString("probe") }
 
-// tomlType names the TOML type of a decoded value for a message.
-func tomlType(v any) string {
-	switch v.(type) {
-	case string:
-		return "a string"
-	case int64:
-		return "an integer"
-	case float64:
-		return "a float"
-	case bool:
-		return "a boolean"
-	case []any, []map[string]any:
-		return "an array"
-	case map[string]any:
-		return "a table"
-	case time.Time:
-		return "a datetime"
-	}
-	return fmt.Sprintf("%T", v)
-}
-
-// keyLine returns the 1-based line where the top-level key is first
-// defined, or 0.
+// keyLine returns the 1-based line where the TOML library places the
+// top-level key of data (a "key =" line or a "[key]" header), or 0. The
+// library keeps positions private except in its errors, so data is decoded
+// into a struct whose one field, tagged key, fails.
 func keyLine(data, key string) int {
-	if lines := keyLines(data, key); len(lines) > 0 {
-		return lines[0]
+	probe := reflect.New(reflect.StructOf([]reflect.StructField{{
+		Name: "Probe",
+		Type: reflect.TypeFor[keyProbe](),
+		Tag:  reflect.StructTag(`toml:` + strconv.Quote(key)),
+	}}))
+	_, err := toml.Decode(data, probe.Interface())
+	var pe toml.ParseError
+	if errors.As(err, &pe) && pe.LastKey == key {
+		return pe.Position.Line
 	}
 	return 0
 }
 
-// keyLines returns the 1-based lines that define the top-level key. The
-// TOML library keeps key positions private, so the text is scanned: a line
-// "key =" or "key.sub =" before the first table header, or a header "[key]",
-// "[key.sub]" or "[[key]]".
-func keyLines(data, key string) []int {
-	var found []int
-	inTable := false
+// lineAt returns the 1-based line n of data, or "".
+func lineAt(data string, n int) string {
+	lines := strings.Split(data, "\n")
+	if n < 1 || n > len(lines) {
+		return ""
+	}
+	return lines[n-1]
+}
+
+// firstDefinition returns the 1-based line of data that first defines the
+// top-level key (see definesKey), or 0.
+func firstDefinition(data, key string) int {
 	for i, line := range strings.Split(data, "\n") {
-		s := strings.TrimSpace(line)
-		if h, ok := strings.CutPrefix(s, "["); ok {
-			inTable = true
-			h = strings.TrimSpace(strings.TrimPrefix(h, "["))
-			if rest, ok := cutKey(h, key); ok && (strings.HasPrefix(rest, "]") || strings.HasPrefix(rest, ".")) {
-				found = append(found, i+1)
-			}
-			continue
-		}
-		if inTable {
-			continue
-		}
-		if rest, ok := cutKey(s, key); ok && (strings.HasPrefix(rest, "=") || strings.HasPrefix(rest, ".")) {
-			found = append(found, i+1)
+		if definesKey(line, key) {
+			return i + 1
 		}
 	}
-	return found
+	return 0
+}
+
+// definesKey reports whether line defines the top-level key: "key =",
+// "key.sub =", or a header "[key]", "[key.sub]" or "[[key]]".
+func definesKey(line, key string) bool {
+	s := strings.TrimSpace(line)
+	if h, ok := strings.CutPrefix(s, "["); ok {
+		h = strings.TrimSpace(strings.TrimPrefix(h, "["))
+		rest, ok := cutKey(h, key)
+		return ok && (strings.HasPrefix(rest, "]") || strings.HasPrefix(rest, "."))
+	}
+	rest, ok := cutKey(s, key)
+	return ok && (strings.HasPrefix(rest, "=") || strings.HasPrefix(rest, "."))
 }
 
 // cutKey removes key, bare or quoted, from the start of s and the blanks

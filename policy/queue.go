@@ -42,63 +42,62 @@ func CheckGroup(p *Policy, name string) error {
 		"group %q is not defined by the policy (%s)", name, known)
 }
 
-// queue reads the optional max_running (a non-negative integer) and the
-// [groups.NAME] tables, each holding only max_running.
-func (f *file) queue(raw map[string]any) (int, map[string]Group, error) {
-	limit, err := f.maxRunning(raw, keyMaxRunning, keyMaxRunning)
-	if err != nil {
-		return 0, nil, err
-	}
-	v, ok := raw[keyGroups]
-	if !ok {
-		return limit, nil, nil
-	}
-	table, ok := v.(map[string]any)
-	if !ok {
-		return 0, nil, f.errorf(keyGroups, "must be tables like [groups.tests] with max_running = 2, not %s", tomlType(v))
-	}
-	groups := make(map[string]Group, len(table))
-	for name, gv := range table {
-		if !groupName.MatchString(name) {
-			return 0, nil, f.errorf(keyGroups, "group name %q: use letters, digits, '_', '.' and '-' (at most 64, starting with a letter or digit)", name)
-		}
-		g, ok := gv.(map[string]any)
-		if !ok {
-			return 0, nil, f.errorf(keyGroups, "groups.%s must be a table with max_running = N, not %s", name, tomlType(gv))
-		}
-		for k := range g {
-			if k != keyMaxRunning {
-				return 0, nil, f.errorf(keyGroups, "groups.%s: unknown key %q (known keys: %s)", name, k, keyMaxRunning)
-			}
-		}
-		n, err := f.maxRunning(g, keyMaxRunning, "groups."+name+"."+keyMaxRunning)
-		if err != nil {
-			return 0, nil, err
-		}
-		groups[name] = Group{MaxRunning: n}
-	}
-	return limit, groups, nil
+// runningLimit is an optional max_running: 0 (no limit) up to 1<<20 jobs.
+type runningLimit int
+
+// UnmarshalTOML checks that v is an integer in range.
+func (n *runningLimit) UnmarshalTOML(v any) error {
+	i, err := runningLimitOf(v, keyMaxRunning)
+	*n = runningLimit(i)
+	return err
 }
 
-// maxRunning reads an optional non-negative integer limit at key of raw,
-// naming it as name in errors.
-func (f *file) maxRunning(raw map[string]any, key, name string) (int, error) {
-	v, ok := raw[key]
-	if !ok {
-		return 0, nil
-	}
-	errKey := name
-	if i := strings.IndexByte(name, '.'); i >= 0 {
-		errKey = name[:i]
-	}
+// runningLimitOf checks one max_running value, named name in errors.
+func runningLimitOf(v any, name string) (int, error) {
 	n, ok := v.(int64)
 	if !ok {
-		return 0, f.errorf(errKey, "%s must be an integer number of jobs, not %s", name, tomlType(v))
+		return 0, fmt.Errorf("%s must be an integer number of jobs, not %s", name, tomlType(v))
 	}
 	if n < 0 || n > 1<<20 {
-		return 0, f.errorf(errKey, "%s = %d: use 0 (no limit) up to %d", name, n, 1<<20)
+		return 0, fmt.Errorf("%s = %d: use 0 (no limit) up to %d", name, n, 1<<20)
 	}
 	return int(n), nil
+}
+
+// groupsValue is the optional [groups.NAME] tables, each holding only
+// max_running.
+type groupsValue map[string]Group
+
+// UnmarshalTOML checks every group's name and table.
+func (g *groupsValue) UnmarshalTOML(v any) error {
+	table, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("must be tables like [groups.tests] with max_running = 2, not %s", tomlType(v))
+	}
+	groups := make(groupsValue, len(table))
+	for name, gv := range table {
+		if !groupName.MatchString(name) {
+			return fmt.Errorf("group name %q: use letters, digits, '_', '.' and '-' (at most 64, starting with a letter or digit)", name)
+		}
+		t, ok := gv.(map[string]any)
+		if !ok {
+			return fmt.Errorf("groups.%s must be a table with max_running = N, not %s", name, tomlType(gv))
+		}
+		var group Group
+		for k, val := range t {
+			if k != keyMaxRunning {
+				return fmt.Errorf("groups.%s: unknown key %q (known keys: %s)", name, k, keyMaxRunning)
+			}
+			n, err := runningLimitOf(val, "groups."+name+"."+keyMaxRunning)
+			if err != nil {
+				return err
+			}
+			group.MaxRunning = n
+		}
+		groups[name] = group
+	}
+	*g = groups
+	return nil
 }
 
 // String describes the group for a message.

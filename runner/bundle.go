@@ -226,7 +226,7 @@ func (r *Runner) export(ctx context.Context, ids []string, w io.Writer, gz bool)
 
 // bundleJob gathers one job's evidence and checks its chain rows.
 func (r *Runner) bundleJob(ctx context.Context, id string) (*BundleJob, error) {
-	st, err := r.Peek(ctx, id)
+	st, err := r.Status(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}

@@ -1,3 +1,5 @@
+//go:build linux
+
 package runner
 
 import (
@@ -27,6 +29,12 @@ import (
 // SuperviseCommand is the hidden first argument with which the bgcmd binary
 // is re-executed as a detached supervisor.
 const SuperviseCommand = "__supervise"
+
+// supervisorHello is the first line a detached supervisor writes on its
+// report pipe, before anything else. A binary that does not call
+// MaybeSupervise never writes it, which is how Start tells a host binary
+// run by mistake from a supervisor that failed.
+const supervisorHello = "bgcmd-supervisor v1"
 
 // startupTimeout bounds how long Start waits for a detached supervisor to
 // report that the child is running.
@@ -111,21 +119,30 @@ func (r *Runner) launchDetached(ctx context.Context, job *bgcmd.Job, env []strin
 	err = json.NewEncoder(specW).Encode(&sp)
 	specW.Close()
 	if err != nil {
-		statusR.Close()
-		return fail(fmt.Errorf("hand job to supervisor: %w", err))
+		err = fmt.Errorf("hand job to supervisor: %w", err)
 	}
-	return r.awaitStartup(ctx, job, statusR, fail)
+	// Read the report even when the hand-over failed: a binary that is no
+	// supervisor exits at once, and its missing hello says why.
+	return r.awaitStartup(ctx, job, statusR, err, fail)
 }
 
-// awaitStartup reads the supervisor's one-line report: "ok" once the child
-// runs or the job has settled, "error: …" when it could not prepare the job.
-func (r *Runner) awaitStartup(ctx context.Context, job *bgcmd.Job, statusR *os.File, fail func(error) error) error {
+// awaitStartup reads the supervisor's hello (supervisorHello) and then its
+// one-line report: "ok" once the child runs or the job has settled,
+// "error: …" when it could not prepare the job. A binary that ends or stays
+// silent without the hello does not call MaybeSupervise: the error says so.
+// handErr is the error of handing the spec over, if any.
+func (r *Runner) awaitStartup(ctx context.Context, job *bgcmd.Job, statusR *os.File, handErr error, fail func(error) error) error {
 	defer statusR.Close()
 	_ = statusR.SetReadDeadline(time.Now().Add(startupTimeout))
-	line, err := bufio.NewReader(statusR).ReadString('\n')
+	rd := bufio.NewReader(statusR)
+	line, err := rd.ReadString('\n')
+	hello := strings.TrimSpace(line) == supervisorHello
+	if hello {
+		line, err = rd.ReadString('\n')
+	}
 	line = strings.TrimSpace(line)
 	switch {
-	case line == "ok":
+	case line == "ok" && handErr == nil:
 		return nil
 	case strings.HasPrefix(line, "error: "):
 		// Settle it here unless the supervisor already did: a supervisor
@@ -133,8 +150,16 @@ func (r *Runner) awaitStartup(ctx context.Context, job *bgcmd.Job, statusR *os.F
 		return fail(errors.New(relayable(strings.TrimPrefix(line, "error: "))))
 	}
 	rec, gerr := r.store.Get(context.WithoutCancel(ctx), job.ID)
-	if gerr == nil && rec.State.Settled() {
+	if gerr == nil && rec.State.Settled() && handErr == nil {
 		return nil
+	}
+	logText, _ := os.ReadFile(filepath.Join(r.jobDir(job.ID), "supervisor.log"))
+	output := relayable(strings.TrimSpace(string(logText)))
+	if !hello {
+		return fail(fmt.Errorf("the binary %s does not call runner.MaybeSupervise() at the top of main: add it, or set Options.Binary to the bgcmd binary (it printed: %s)", r.binary, output))
+	}
+	if handErr != nil {
+		return fail(handErr)
 	}
 	why := "exited before reporting"
 	if errors.Is(err, os.ErrDeadlineExceeded) {
@@ -142,8 +167,7 @@ func (r *Runner) awaitStartup(ctx context.Context, job *bgcmd.Job, statusR *os.F
 	} else if err != nil && !errors.Is(err, io.EOF) {
 		why = err.Error()
 	}
-	logText, _ := os.ReadFile(filepath.Join(r.jobDir(job.ID), "supervisor.log"))
-	return fail(fmt.Errorf("detached supervisor %s %s: %s", r.binary, why, relayable(strings.TrimSpace(string(logText)))))
+	return fail(fmt.Errorf("detached supervisor %s %s: %s", r.binary, why, output))
 }
 
 // relayable returns text from another process (a supervisor's report or
@@ -196,9 +220,14 @@ func MaybeSupervise() {
 // Supervise is the body of a detached supervisor: it reads its spec from
 // file descriptor 3, claims the job, runs the child under the shared
 // supervise loop in the open directory on descriptor 5, reports startup on
-// descriptor 4 and settles the job. First of all it marks every descriptor
-// from 3 up close-on-exec, so the child gets none of them.
+// descriptor 4 (after the hello line, written first of all) and settles the
+// job. Before anything else it marks every descriptor from 3 up
+// close-on-exec, so the child gets none of them.
 func Supervise(ctx context.Context) error {
+	// The hello comes first: it tells the host this binary is a supervisor.
+	if _, err := unix.FcntlInt(4, unix.F_GETFD, 0); err == nil {
+		_, _ = unix.Write(4, []byte(supervisorHello+"\n"))
+	}
 	if err := closeInheritedOnExec(); err != nil {
 		return fmt.Errorf("mark inherited descriptors close-on-exec: %w", err)
 	}

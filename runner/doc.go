@@ -17,10 +17,16 @@
 // subcommand named by SuperviseCommand, in its own session, so the command
 // outlives the host). A Go host that wants detached supervision without
 // shipping bgcmd calls MaybeSupervise at the top of its own main and sets
-// Options.Binary to its own executable.
+// Options.Binary to its own executable; Start names the fix when the binary
+// does not (a supervisor's first word on its report pipe is a hello).
 //
 // Kill, Await and Status work from any process that opens the same home: a
 // kill request is recorded in the store and announced by a file in the
 // job's directory, which the supervisor watches with inotify; Await watches
 // the same directory for the settle.
+//
+// Reading is pure unless the name says otherwise: Status, Await, AwaitAny,
+// Job, List and ReadOutput never mark a job read; Read (a status taken in)
+// and MarkRead do, clearing a settled job from its session's finished
+// counter.
 package runner

@@ -119,7 +119,7 @@ func TestSupervisorKilledMidRunIsReconciledAsOrphaned(t *testing.T) {
 	require.True(t, processAlive(rec.PID), "the child outlives its supervisor until reconcile")
 
 	e.newRunner(true) // opening a runner reconciles
-	s, err := e.r.Status(context.Background(), j.ID)
+	s, err := e.r.Read(context.Background(), j.ID)
 	require.NoError(t, err)
 	require.Equal(t, bgcmd.StateOrphaned, s.State)
 	require.Regexp(t, `killed [1-9]\d* leftover process`, s.Error)
@@ -158,7 +158,7 @@ func TestExitRecordWithoutRowSettlesWithTheTrueCode(t *testing.T) {
 	rep, err := e.r.Reconcile(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, 1, rep.FromExitRecord)
-	s, err := e.r.Status(context.Background(), j.ID)
+	s, err := e.r.Read(context.Background(), j.ID)
 	require.NoError(t, err)
 	require.Equal(t, bgcmd.StateExited, s.State)
 	require.Equal(t, 7, *s.ExitCode)
@@ -304,4 +304,25 @@ func TestASupervisorThatReportsAnErrorLeavesNoJobRunning(t *testing.T) {
 	require.NotNil(t, j)
 	require.Equal(t, bgcmd.StateStartFailed, j.State)
 	require.Contains(t, j.Error, "cannot open the store")
+}
+
+func TestABinaryWithoutMaybeSuperviseIsNamedWithTheFix(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, false)
+	// A host's own binary, re-executed as a supervisor, runs its own main:
+	// it prints its usage and exits without the supervisor's hello.
+	host := filepath.Join(t.TempDir(), "myhost")
+	script := "#!/bin/sh\necho 'usage: myhost [--port N]' >&2\nexit 2\n"
+	require.NoError(t, os.WriteFile(host, []byte(script), 0o700))
+	r, err := runner.New(context.Background(), runner.Options{Store: e.store, Home: e.home, Policy: e.policy,
+		Detached: true, Binary: host})
+	require.NoError(t, err)
+	t.Cleanup(func() { r.Close(context.Background()) })
+	j, err := r.Start(context.Background(), []string{"/usr/bin/env"}, runner.StartOptions{})
+	require.ErrorContains(t, err, "the binary "+host+" does not call runner.MaybeSupervise() at the top of main")
+	require.ErrorContains(t, err, "set Options.Binary to the bgcmd binary")
+	require.ErrorContains(t, err, "usage: myhost [--port N]")
+	require.NotNil(t, j)
+	require.Equal(t, bgcmd.StateStartFailed, j.State)
+	require.Contains(t, j.Error, "does not call runner.MaybeSupervise()")
 }

@@ -1,3 +1,5 @@
+//go:build linux
+
 package runner
 
 import (
@@ -206,7 +208,8 @@ func domainEvent(e jobstore.FeedEvent) bgcmd.Event {
 }
 
 // AwaitAny waits until the first of the jobs ids settles and returns its
-// status (marking it read). A job that had already settled when AwaitAny
+// status. It only reads: a caller that takes in the result calls Read
+// after it. A job that had already settled when AwaitAny
 // was called counts: the earliest finished of those is returned at once.
 // When maxWait elapses first, the first id's current status is returned
 // (still running), not an error: the wait is bounded, never the commands.
@@ -232,7 +235,7 @@ func (r *Runner) AwaitAny(ctx context.Context, ids []string, maxWait time.Durati
 				return nil, err
 			}
 			if rec != nil {
-				return r.status(ctx, rec, true)
+				return r.status(ctx, rec, false)
 			}
 			select {
 			case <-timer.C:
@@ -249,7 +252,7 @@ func (r *Runner) AwaitAny(ctx context.Context, ids []string, maxWait time.Durati
 			if err != nil {
 				return nil, err
 			}
-			return r.status(ctx, rec, true)
+			return r.status(ctx, rec, false)
 		}
 		check, err = feed.wait(ctx, timer.C)
 		if errors.Is(err, errWaitElapsed) {

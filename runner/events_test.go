@@ -177,7 +177,7 @@ func TestFailingOnSettleHookLeavesTheJobAlone(t *testing.T) {
 	require.Equal(t, jobstore.HookFailed, h.Outcome)
 	require.Equal(t, 9, *h.ExitCode)
 	require.Contains(t, h.Error, "on-settle-hook.sh")
-	s, err := e.r.Peek(context.Background(), j.ID)
+	s, err := e.r.Status(context.Background(), j.ID)
 	require.NoError(t, err)
 	require.Equal(t, bgcmd.StateExited, s.State)
 	require.Equal(t, 0, *s.ExitCode)
@@ -229,7 +229,7 @@ func TestOnSettleHookOfASettlerThatDiedBeforeRunningItRunsAtReconcile(t *testing
 	require.Nil(t, h.ClaimedAt)
 
 	r := e.newRunner(false) // New reconciles
-	require.NoError(t, r.Close())
+	require.NoError(t, r.Close(context.Background()))
 	h = hookRun(t, e.store, j.ID)
 	require.Equal(t, jobstore.HookOK, h.Outcome)
 	_, err = e.newRunner(false).Reconcile(ctx)

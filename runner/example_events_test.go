@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/bgcmd/bgcmd/jobstore"
@@ -25,7 +26,7 @@ func exampleRunner(ctx context.Context) (r *runner.Runner, done func()) {
 	if err != nil {
 		panic(err)
 	}
-	return r, func() { r.Close(); store.Close(); os.RemoveAll(home) }
+	return r, func() { r.Close(context.Background()); store.Close(); os.RemoveAll(home) }
 }
 
 // ExampleRunner_Events subscribes to the settles of a session: the
@@ -47,7 +48,11 @@ func ExampleRunner_Events() {
 		panic(err)
 	}
 	e := <-events
-	fmt.Println(e.JobID == job.ID, e.From, "->", e.To, "exit", *e.ExitCode)
+	exit := "none" // ExitCode is nil after a signal, timeout or kill
+	if e.ExitCode != nil {
+		exit = strconv.Itoa(*e.ExitCode)
+	}
+	fmt.Println(e.JobID == job.ID, e.From, "->", e.To, "exit", exit)
 	// Output: true running -> exited exit 0
 }
 

@@ -32,7 +32,7 @@ func ExampleRunner_AwaitOutput() {
 	if err != nil {
 		panic(err)
 	}
-	defer r.Close()
+	defer r.Close(context.Background())
 
 	job, err := r.Start(ctx, []string{"/usr/bin/printf", `starting\nready on %s\n`, "8080"}, runner.StartOptions{})
 	if err != nil {

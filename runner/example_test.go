@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -38,7 +39,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	defer r.Close()
+	defer r.Close(context.Background())
 
 	job, err := r.Start(ctx, []string{"/usr/bin/printf", `built %s\n`, "ok"}, runner.StartOptions{Session: "docs"})
 	if err != nil {
@@ -51,7 +52,17 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println("settled:", st.State, *st.ExitCode, st.Stdout.Bytes, "bytes")
+	if st.Settled() {
+		// Await only reads; Read takes the result in and marks the job read.
+		if st, err = r.Read(ctx, job.ID); err != nil {
+			panic(err)
+		}
+	}
+	exit := "none, signal " + st.Signal // ExitCode is nil after a signal, timeout or kill
+	if st.ExitCode != nil {
+		exit = strconv.Itoa(*st.ExitCode)
+	}
+	fmt.Println("settled:", st.State, exit, st.Stdout.Bytes, "bytes")
 	page, err := r.ReadOutput(ctx, job.ID, "stdout", artifacts.Page{Unit: artifacts.UnitLines})
 	if err != nil {
 		panic(err)
@@ -95,7 +106,7 @@ func ExampleRunner_Kill() {
 	defer store.Close()
 	r, _ := runner.New(ctx, runner.Options{Store: store, Home: home,
 		Policy: &policy.Policy{AllowedExecutables: []string{"/usr/bin/sleep"}, CwdRoot: home}})
-	defer r.Close()
+	defer r.Close(context.Background())
 
 	job, _ := r.Start(ctx, []string{"/usr/bin/sleep", "600"}, runner.StartOptions{})
 	st, err := r.Kill(ctx, job.ID, syscall.SIGTERM)

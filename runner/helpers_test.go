@@ -62,7 +62,7 @@ func (e *env) newRunner(detached bool) *runner.Runner {
 	}
 	r, err := runner.New(context.Background(), opts)
 	require.NoError(e.t, err)
-	e.t.Cleanup(func() { r.Close() })
+	e.t.Cleanup(func() { r.Close(context.Background()) })
 	return r
 }
 
@@ -73,12 +73,15 @@ func (e *env) start(argv []string, o runner.StartOptions) *bgcmd.Job {
 	return j
 }
 
-// await waits (bounded generously) for the job to settle.
+// await waits (bounded generously) for the job to settle, then reads it
+// (marking it read) as a host taking in the result does.
 func (e *env) await(id string) *bgcmd.Status {
 	e.t.Helper()
 	s, err := e.r.Await(context.Background(), id, time.Minute)
 	require.NoError(e.t, err)
 	require.True(e.t, s.State.Settled(), "job %s did not settle: %+v", id, s)
+	s, err = e.r.Read(context.Background(), id)
+	require.NoError(e.t, err)
 	return s
 }
 

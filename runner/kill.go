@@ -20,6 +20,7 @@ const killRequestPrefix = "kill-request."
 // opens the same home. Kill waits for the settle up to the grace period plus
 // a margin and returns the status as it then is. A settled job's status is
 // returned unchanged, without error; an unknown id wraps bgcmd.ErrNotFound.
+// Like Await it only reads: a caller that takes the result in calls Read.
 func (r *Runner) Kill(ctx context.Context, id string, sig syscall.Signal) (*bgcmd.Status, error) {
 	if sig == 0 {
 		sig = syscall.SIGTERM

@@ -39,7 +39,7 @@ func BenchmarkPrune(b *testing.B) {
 				seedSettled(b, path, filepath.Join(home, "artifacts"), jobs)
 				r, err := runner.New(ctx, runner.Options{Store: st, Home: home, SkipReconcile: true})
 				require.NoError(b, err)
-				defer r.Close()
+				defer r.Close(context.Background())
 				start := time.Now()
 				rep, err := r.Prune(ctx, jobstore.PruneParams{FinishedBefore: time.Now()})
 				took := time.Since(start)

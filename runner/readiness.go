@@ -169,7 +169,7 @@ func (r *Runner) scanFrom(ctx context.Context, id string, st bgcmd.Stream, re *r
 
 // waitResult fills in the job's status without marking it read.
 func (r *Runner) waitResult(ctx context.Context, id string, m *OutputMatch) (*OutputMatch, error) {
-	st, err := r.Peek(context.WithoutCancel(ctx), id)
+	st, err := r.Status(context.WithoutCancel(ctx), id)
 	if err != nil {
 		return nil, err
 	}

@@ -13,10 +13,6 @@ import (
 	"github.com/bgcmd/bgcmd/jobstore"
 )
 
-// emptySHA256 is the sha256 of no bytes: the summary of a stream whose log
-// was never created because nothing was written.
-const emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
-
 // ReconcileReport says what one reconcile pass did.
 type ReconcileReport struct {
 	// Checked running jobs of this host.
@@ -210,7 +206,7 @@ func (r *Runner) orphanRecord(rec *jobstore.Record, dir string) *exitRecord {
 			kept[i] = sum.Bytes
 			streams[st] = &sum
 		case errors.Is(err, os.ErrNotExist):
-			streams[st] = &artifacts.Summary{SHA256: emptySHA256} // never written
+			streams[st] = &artifacts.Summary{SHA256: artifacts.EmptySHA256} // never written
 		}
 	}
 	why := fmt.Sprintf("supervisor (pid %d) died", rec.SupervisorPID)

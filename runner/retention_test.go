@@ -50,7 +50,7 @@ func TestRetentionPruneRemovesRowsThenUnreferencedFilesOnly(t *testing.T) {
 	require.False(t, exists(arts.Path(sc.Stderr.SHA256)+artifacts.IndexSuffix))
 	require.True(t, exists(arts.Path(sa.Stdout.SHA256)), "b still references the shared file")
 	require.Equal(t, "out: exiting with 0\n", e.output(b.ID, bgcmd.Stdout))
-	_, err = e.r.Status(ctx, a.ID)
+	_, err = e.r.Read(ctx, a.ID)
 	require.ErrorIs(t, err, bgcmd.ErrNotFound)
 }
 

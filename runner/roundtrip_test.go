@@ -52,14 +52,14 @@ func TestThreeMegabytesOfRandomBytesPageBackExactlyWhileRunningAndAfterBanking(t
 	j := e.start([]string{"/bin/sh", "-c", `cat "$1"; while [ ! -e "$2" ]; do sleep 0.05; done`, "sh", input, gate},
 		runner.StartOptions{})
 	waitFor(t, "all bytes captured", func() bool {
-		s, err := e.r.Peek(context.Background(), j.ID)
+		s, err := e.r.Status(context.Background(), j.ID)
 		require.NoError(t, err)
 		return s.Stdout.Bytes == int64(len(content))
 	})
 	rng := mrand.New(mrand.NewPCG(1, 2))
 	live := pageRaw(t, e, j.ID, rng, len(content))
 	require.True(t, bytes.Equal(content, live), "paged while running")
-	st, err := e.r.Peek(context.Background(), j.ID)
+	st, err := e.r.Status(context.Background(), j.ID)
 	require.NoError(t, err)
 	require.Equal(t, bgcmd.StateRunning, st.State, "the first pass read the live log")
 

@@ -124,9 +124,6 @@ func New(ctx context.Context, opts Options) (*Runner, error) {
 	return r, nil
 }
 
-// Store returns the runner's job store.
-func (r *Runner) Store() *jobstore.Store { return r.store }
-
 // Home returns the runner's state directory.
 func (r *Runner) Home() string { return r.home }
 
@@ -135,12 +132,23 @@ func (r *Runner) Home() string { return r.home }
 func (r *Runner) Policy() *policy.Policy { return r.policy }
 
 // Close waits for the runner's in-process supervisors to finish, and for
-// the on_settle hooks this process started (each bounded by its timeout).
-// Detached supervisors are independent processes and keep running.
-func (r *Runner) Close() error {
-	r.wg.Wait()
-	pendingHooks.Wait()
-	return nil
+// the on_settle hooks this process started (each bounded by its timeout),
+// or until ctx is done: then it returns an error wrapping ctx.Err() and
+// the supervisors go on settling their jobs. Detached supervisors are
+// independent processes and keep running.
+func (r *Runner) Close(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		r.wg.Wait()
+		pendingHooks.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("close runner: in-process jobs still running: %w", ctx.Err())
+	}
 }
 
 func (r *Runner) jobDir(id string) string { return filepath.Join(r.jobsDir, id) }

@@ -27,7 +27,7 @@ func TestRelayedTextCarriesNoControlCharacters(t *testing.T) {
 			r, err := runner.New(context.Background(), runner.Options{Store: e.store, Home: e.home, Policy: e.policy,
 				Detached: true, Binary: fixture(t, tt.supervisor)})
 			require.NoError(t, err)
-			t.Cleanup(func() { r.Close() })
+			t.Cleanup(func() { r.Close(context.Background()) })
 			j, err := r.Start(context.Background(), []string{fixture(t, "exit-with.sh"), "0"}, runner.StartOptions{})
 			require.Error(t, err)
 			require.NotNil(t, j)

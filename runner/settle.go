@@ -169,7 +169,7 @@ func bankStreams(store *artifacts.Store, dir string, rec *exitRecord) ([]bgcmd.A
 		sum := rec.Streams[st]
 		if sum == nil {
 			if _, err := os.Stat(logPath); errors.Is(err, os.ErrNotExist) {
-				sum = &artifacts.Summary{SHA256: emptySHA256} // never written
+				sum = &artifacts.Summary{SHA256: artifacts.EmptySHA256} // never written
 			}
 		}
 		// Bank finds an artifact banked before by its hash, banks an empty

@@ -14,9 +14,21 @@ import (
 )
 
 // Status returns the job's status with its tail preview and the session's
-// counters. Reading a settled job marks it seen (it leaves the session's
-// finished counter). Unknown ids wrap bgcmd.ErrNotFound.
+// counters. It only reads: a settled job stays unread (see Read). Unknown
+// ids wrap bgcmd.ErrNotFound.
 func (r *Runner) Status(ctx context.Context, id string) (*bgcmd.Status, error) {
+	rec, err := r.store.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return r.status(ctx, rec, false)
+}
+
+// Read is Status for a reader who takes in the result: a settled job is
+// marked read first (it leaves the session's finished counter), so the
+// returned counters already leave it out. A running job is not marked.
+// Unknown ids wrap bgcmd.ErrNotFound.
+func (r *Runner) Read(ctx context.Context, id string) (*bgcmd.Status, error) {
 	rec, err := r.store.Get(ctx, id)
 	if err != nil {
 		return nil, err
@@ -24,13 +36,24 @@ func (r *Runner) Status(ctx context.Context, id string) (*bgcmd.Status, error) {
 	return r.status(ctx, rec, true)
 }
 
-// Peek is Status without marking a settled job seen.
-func (r *Runner) Peek(ctx context.Context, id string) (*bgcmd.Status, error) {
-	rec, err := r.store.Get(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return r.status(ctx, rec, false)
+// MarkRead marks a settled job read, clearing it from its session's
+// finished counter, and reports whether this call did (exactly one caller
+// does). A running or already-read job is left alone. Unknown ids wrap
+// bgcmd.ErrNotFound.
+func (r *Runner) MarkRead(ctx context.Context, id string) (bool, error) {
+	return r.store.MarkSeen(ctx, id)
+}
+
+// Job returns the job's stored record, without marking it read. Unknown
+// ids wrap bgcmd.ErrNotFound.
+func (r *Runner) Job(ctx context.Context, id string) (*jobstore.Record, error) {
+	return r.store.Get(ctx, id)
+}
+
+// List returns one page of job records matching p, newest first (see
+// jobstore.ListParams). It marks nothing read.
+func (r *Runner) List(ctx context.Context, p jobstore.ListParams) (*jobstore.ListResult, error) {
+	return r.store.List(ctx, p)
 }
 
 // Counters returns the session's running and finished (settled, unread)
@@ -146,7 +169,8 @@ func (r *Runner) artifactSource(a bgcmd.Artifact) artifacts.Source {
 
 // Await returns the job's status once it has settled, or its current status
 // when maxWait elapses: the wait is bounded, never the command, and an
-// elapsed wait is not an error. It notices a settle made by another process
+// elapsed wait is not an error. It only reads: a caller that takes in the
+// settled result calls Read after it. It notices a settle made by another process
 // through a watch on the job's directory, not by polling the database.
 func (r *Runner) Await(ctx context.Context, id string, maxWait time.Duration) (*bgcmd.Status, error) {
 	timer := time.NewTimer(maxWait)
@@ -163,7 +187,7 @@ func (r *Runner) Await(ctx context.Context, id string, maxWait time.Duration) (*
 			return nil, err
 		}
 		if rec.State.Settled() {
-			return r.status(ctx, rec, true)
+			return r.status(ctx, rec, false)
 		}
 		if rec.State == bgcmd.StateQueued {
 			_ = r.Dispatch(ctx) // whatever is due starts, this job perhaps

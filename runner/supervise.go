@@ -1,3 +1,5 @@
+//go:build linux
+
 package runner
 
 import (
@@ -173,7 +175,8 @@ func (s *supervisor) supervise(ctx context.Context) (*supervised, error) {
 // watch pumps output and waits for the main process, enforcing the cap, the
 // timeout and kill requests; the job's wait kills and reaps every
 // descendant left (or, under process-group containment, the group) before
-// the pipes are drained.
+// the pipes are drained. It collects what happened; classify decides the
+// outcome.
 func (s *supervisor) watch(ctx context.Context, p jobProc, readers [2]*os.File, streams map[bgcmd.Stream]*artifacts.Capture) *outcome {
 	pgid := p.pid()
 	capHit := make(chan bgcmd.Stream, 2)
@@ -217,9 +220,7 @@ loop:
 		case err := <-writeFailed:
 			// The log cannot take more (a full disk, say): stop the command
 			// rather than let it block on a full pipe or lose output quietly.
-			if reason == "" {
-				reason = bgcmd.StateKilled
-			}
+			// That is no kill request: classify says why it stopped.
 			if lostOutput == nil {
 				lostOutput = err
 			}
@@ -249,48 +250,14 @@ loop:
 	drainPumps(readers, pumped)
 	closeCaptures(streams)
 
-	out := &outcome{state: bgcmd.StateExited, usage: ended.usage.public(),
-		detail: map[string]any{"containment": string(s.recordedContainment())}}
-	if err := errors.Join(s.cgroupErr, ended.cgroupErr); err != nil {
-		out.detail["cgroup_error"] = err.Error()
-	}
-	if ended.leftovers > 0 {
-		out.detail["leftover_processes_killed"] = ended.leftovers
-	}
+	h := happened{stop: reason, lostOutput: lostOutput, ended: ended,
+		capped: map[bgcmd.Stream]bool{}, written: map[bgcmd.Stream]int64{},
+		containment: s.recordedContainment(), cgroupErr: s.cgroupErr,
+		timeout: s.job.Timeout, killGrace: s.job.KillGrace, maxOutputBytes: s.job.MaxOutputBytes}
 	for st, c := range streams {
-		if c.Summary().Capped && reason == "" {
-			reason = bgcmd.StateOutputLimit
-		}
-		if c.Summary().Capped {
-			out.detail["capped_"+string(st)] = true
-		}
+		h.capped[st], h.written[st] = c.Summary().Capped, c.Written()
 	}
-	if reason != "" {
-		out.state = reason
-	}
-	switch ws := ended.status; {
-	case ws != nil:
-		if ws.Signaled() {
-			out.signal = SignalName(ws.Signal())
-		} else {
-			code := ws.ExitStatus()
-			out.exitCode = &code
-		}
-	default:
-		out.err = fmt.Sprintf("wait: %v", ended.err)
-	}
-	switch out.state {
-	case bgcmd.StateOutputLimit:
-		out.err = fmt.Sprintf("output cap of %d bytes per stream reached; the process group was killed and exactly the cap's bytes were kept", s.job.MaxOutputBytes)
-	case bgcmd.StateTimeout:
-		out.err = fmt.Sprintf("timed out after %s: SIGTERM to the process group, SIGKILL after %s", s.job.Timeout, s.job.KillGrace)
-	}
-	if lostOutput != nil {
-		out.err = joinMsg(out.err, fmt.Sprintf("output could not be written, so the process group was killed: %v; kept %d bytes of stdout and %d bytes of stderr (free space under the bgcmd home)",
-			lostOutput, streams[bgcmd.Stdout].Written(), streams[bgcmd.Stderr].Written()))
-		out.detail["output_write_error"] = lostOutput.Error()
-	}
-	return out
+	return classify(h)
 }
 
 // checkKill reads the job's kill request and delivers a signal not yet

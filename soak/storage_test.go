@@ -127,11 +127,12 @@ var keptBytes = regexp.MustCompile(`kept (\d+) bytes of stdout`)
 // TestDiskFull puts the home on an 8 MiB tmpfs and lets the output of
 // running jobs fill it, each job printing a known amount at a moment the
 // test chooses: the database stays consistent while the disk is full; a job
-// whose output no longer fits is stopped at once (not at its timeout) with
-// an error that says its output could not be written, and every byte it did
-// write is banked; its settle waits for space and happens once space is
-// freed; a job that fitted keeps all its output, and new jobs run and bank
-// every byte.
+// whose output no longer fits is stopped at once (not at its timeout) and,
+// once space is freed, settles as exited by bgcmd's SIGKILL, never killed,
+// with an error that says its output could not be written, stopped_by
+// output_write_error in the settle event and exit code 1 from wait; every
+// byte it did write is banked; a job that fitted keeps all its output, and
+// new jobs run and bank every byte.
 func TestDiskFull(t *testing.T) {
 	h, mnt := fullDiskHome(t)
 	ctx := context.Background()
@@ -197,9 +198,22 @@ func TestDiskFull(t *testing.T) {
 		rec, err := st.Get(ctx, g.id)
 		require.NoError(t, err)
 		require.NotEqual(t, bgcmd.StateTimeout, rec.State, "the disk filling up, not the timeout, ended job %s", g.id)
-		require.NotEqual(t, bgcmd.StateExited, rec.State, "job %s was stopped, it did not exit", g.id)
 		require.Regexp(t, `stdout[^;]*no space left on device`, rec.Error,
 			"job %s (%s): its error must say its output could not be written", g.id, rec.State)
+		// bgcmd stopped it for its own reason: not killed (that is a kill
+		// request, exit 137), but exited by the signal bgcmd sent, with the
+		// reason in the event and bgcmd's runtime exit code.
+		require.Equal(t, bgcmd.StateExited, rec.State, "job %s: a job whose output could not be written is never killed", g.id)
+		if rec.ExitCode == nil {
+			require.Equal(t, "SIGKILL", rec.Signal, "job %s was stopped by bgcmd's signal", g.id)
+		}
+		events, err := st.Events(ctx, g.id)
+		require.NoError(t, err)
+		last := events[len(events)-1]
+		require.Equal(t, bgcmd.StateExited, last.To)
+		require.Equal(t, "output_write_error", last.Detail["stopped_by"], "job %s: the settle event names why bgcmd stopped it", g.id)
+		require.Contains(t, last.Detail["output_write_error"], "no space left on device")
+		h.mustRun(1, "wait", g.id)
 		arts, err := st.Artifacts(ctx, g.id)
 		require.NoError(t, err)
 		require.Len(t, arts, 2, "job %s: both streams banked", g.id)

@@ -56,7 +56,7 @@ func newFixture(t testing.TB) *fixture {
 			testkit.Fixture(t, "wait-for-file.sh"), testkit.Fixture(t, "exit-with.sh")}}
 	f.r, err = runner.New(ctx, runner.Options{Store: st, Home: f.home, Policy: pol})
 	require.NoError(t, err)
-	t.Cleanup(func() { f.r.Close() })
+	t.Cleanup(func() { f.r.Close(context.Background()) })
 	f.ro, err = jobstore.OpenReadOnly(ctx, filepath.Join(f.home, "bgcmd.db"))
 	require.NoError(t, err)
 	t.Cleanup(func() { f.ro.Close() })

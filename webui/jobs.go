@@ -145,7 +145,7 @@ func parseJobsFilter(q url.Values, now time.Time) (jobsFilter, jobstore.FilterPa
 			continue
 		}
 		if !bgcmd.State(st).Valid() {
-			return f, p, badRequest("state %q is not a job state (queued, running, exited, killed, timeout, output_limit, start_failed, orphaned, dependency_failed)", st)
+			return f, p, badRequest("state %q is not a job state (%s)", st, strings.Join(bgcmd.StateNames(bgcmd.States), ", "))
 		}
 		f.States[st] = true
 		p.States = append(p.States, bgcmd.State(st))

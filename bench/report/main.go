@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command report runs every benchmark of the bgcmd module in one `go test`
 // run and writes bench/REPORT.md and bench/report.json: for each figure the
 // aims name, bgcmd's number, the baseline measured in the same run, their

@@ -69,7 +69,7 @@ func (g *globals) open(ctx context.Context, home string, pol *policy.Policy, ski
 
 // close releases the app; detached supervisors keep running.
 func (a *app) close() {
-	a.runner.Close()
+	_ = a.runner.Close(context.Background()) // detached: nothing in-process to wait for
 	a.store.Close()
 }
 

@@ -41,6 +41,8 @@ const exitCodesHelp = `Exit codes once the job has settled (the command's own co
   127      start_failed: allowed by policy but could not be started
   127      dependency_failed: a job it was queued --after did not exit 0
   137      killed: stopped by bgcmd kill
+  1        stopped by bgcmd because its output could not be written (its
+           error says so)
 Before the job settles, bgcmd's own codes apply: 1 runtime error, 2 usage
 error, 3 refused by policy, 4 not found, 5 the wait elapsed (still running),
 130 interrupted while waiting (the job keeps running). wait --until-output
@@ -51,6 +53,12 @@ exits 0 on a match and 6 when the job settled without one.`
 func jobExitCode(s *bgcmd.Status) int {
 	switch s.State {
 	case bgcmd.StateExited:
+		if s.Error != "" {
+			// bgcmd stopped it for a reason of its own (its output could
+			// not be written) or could not learn how it ended: a runtime
+			// error, never a kill's 137.
+			return exitRuntime
+		}
 		if s.ExitCode != nil {
 			return *s.ExitCode
 		}

@@ -52,7 +52,7 @@ func BenchmarkSettleNotice(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer r.Close()
+	defer r.Close(context.Background())
 	// The Go subscriber reads through its own store handle.
 	st2, err := jobstore.Open(ctx, jobstore.Options{Path: filepath.Join(home, "bgcmd.db")})
 	if err != nil {

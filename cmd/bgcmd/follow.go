@@ -76,11 +76,11 @@ type follower struct {
 }
 
 func (f *follower) run(ctx context.Context) error {
-	s, err := f.a.runner.Peek(ctx, f.id)
+	s, err := f.a.runner.Status(ctx, f.id)
 	if err != nil {
 		return jobErr(f.id, err)
 	}
-	f.p = startProgress(ctx, func(ctx context.Context) (*bgcmd.Status, error) { return f.a.runner.Peek(ctx, f.id) })
+	f.p = startProgress(ctx, func(ctx context.Context) (*bgcmd.Status, error) { return f.a.runner.Status(ctx, f.id) })
 	defer f.p.end()
 	for {
 		if err := f.drain(ctx, s); err != nil {
@@ -96,8 +96,8 @@ func (f *follower) run(ctx context.Context) error {
 			return jobErr(f.id, err)
 		}
 	}
-	if _, err := f.a.store.MarkSeen(ctx, f.id); err != nil {
-		return err
+	if s, err = f.a.runner.Read(ctx, f.id); err != nil {
+		return jobErr(f.id, err)
 	}
 	f.p.end()
 	if f.json {

@@ -248,7 +248,7 @@ func (g *globals) runGitTool(cmd *cobra.Command, repo string, call gitCall) erro
 		return fmt.Errorf("find the bgcmd binary for detached supervisors: %w", err)
 	}
 	session := g.sessionName()
-	ts, err := gittools.New(gittools.Options{
+	ts, err := gittools.New(ctx, gittools.Options{
 		Repo:    repo,
 		Session: session,
 		MaxWait: gitMaxWait,
@@ -264,7 +264,7 @@ func (g *globals) runGitTool(cmd *cobra.Command, repo string, call gitCall) erro
 	case err != nil:
 		return err
 	}
-	defer ts.Close()
+	defer ts.Close(context.WithoutCancel(ctx))
 	res, err := call(ctx, ts)
 	if err != nil {
 		return gitCallErr(ctx, err)

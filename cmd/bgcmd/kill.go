@@ -37,13 +37,16 @@ Killing a job that has already settled changes nothing and exits 0.`,
 			if err != nil {
 				return err
 			}
-			before, err := a.runner.Peek(cmd.Context(), id)
+			before, err := a.runner.Status(cmd.Context(), id)
 			if err != nil {
 				return jobErr(id, err)
 			}
 			s := before
 			if !before.Settled() {
 				if s, err = a.runner.Kill(cmd.Context(), id, sig); err != nil {
+					return jobErr(id, err)
+				}
+				if s, err = a.readSettled(cmd.Context(), s); err != nil {
 					return jobErr(id, err)
 				}
 			}

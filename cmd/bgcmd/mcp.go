@@ -62,10 +62,10 @@ func serveMCP(ctx context.Context, g *globals, repo string, t mcp.Transport, log
 	}
 	var git *gittools.Toolset
 	if repo != "" {
-		if git, err = openGitTools(a, repo); err != nil {
+		if git, err = openGitTools(ctx, a, repo); err != nil {
 			return err
 		}
-		defer git.Close()
+		defer git.Close(context.WithoutCancel(ctx))
 	}
 	ts, err := agenttools.New(agenttools.Options{Runner: a.runner, Git: git, Session: a.session})
 	if err != nil {
@@ -90,12 +90,12 @@ func serveMCP(ctx context.Context, g *globals, repo string, t mcp.Transport, log
 
 // openGitTools makes the git toolset over repo, supervising its git
 // commands detached in the same home and session.
-func openGitTools(a *app, repo string) (*gittools.Toolset, error) {
+func openGitTools(ctx context.Context, a *app, repo string) (*gittools.Toolset, error) {
 	bin, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("find the bgcmd binary for detached supervisors: %w", err)
 	}
-	git, err := gittools.New(gittools.Options{
+	git, err := gittools.New(ctx, gittools.Options{
 		Repo:    repo,
 		Session: a.session,
 		Runner: runner.Options{Store: a.store, Home: a.home, Detached: true, Binary: bin,

@@ -83,7 +83,7 @@ func (jr *jobResources) read(ctx context.Context, req *mcp.ReadResourceRequest) 
 		if err != nil {
 			return nil, err
 		}
-		s, err := jr.r.Status(ctx, id)
+		s, err := jr.r.Read(ctx, id)
 		if err != nil {
 			return nil, jr.notFound(uri, err)
 		}
@@ -111,13 +111,13 @@ func (jr *jobResources) sessionView(ctx context.Context) (*sessionView, error) {
 	if sv.Counters, err = jr.r.Counters(ctx, jr.session); err != nil {
 		return nil, err
 	}
-	page, err := jr.r.Store().List(ctx, jobstore.ListParams{Session: jr.session,
+	page, err := jr.r.List(ctx, jobstore.ListParams{Session: jr.session,
 		States: []bgcmd.State{bgcmd.StateRunning}, Limit: 100})
 	if err != nil {
 		return nil, err
 	}
 	for _, rec := range page.Jobs {
-		s, err := jr.r.Peek(ctx, rec.ID)
+		s, err := jr.r.Status(ctx, rec.ID)
 		if err != nil {
 			continue // settled and pruned meanwhile
 		}
@@ -133,7 +133,7 @@ func (jr *jobResources) ownJob(ctx context.Context, uri string) (string, error) 
 	if id == "" || strings.ContainsAny(id, "/?#") {
 		return "", mcp.ResourceNotFoundError(uri)
 	}
-	rec, err := jr.r.Store().Get(ctx, id)
+	rec, err := jr.r.Job(ctx, id)
 	if err != nil {
 		return "", jr.notFound(uri, err)
 	}
@@ -232,7 +232,7 @@ func withWaitProgress(h mcp.ToolHandler, r *runner.Runner, session string) mcp.T
 				}
 				elapsed := time.Since(start)
 				msg := fmt.Sprintf("waiting %s", elapsed.Round(100*time.Millisecond))
-				if s, err := r.Peek(ctx, args.TaskID); err == nil && s.Session == session {
+				if s, err := r.Status(ctx, args.TaskID); err == nil && s.Session == session {
 					msg = fmt.Sprintf("%s; %s; stdout %d bytes, stderr %d bytes", msg, s.State, s.Stdout.Bytes, s.Stderr.Bytes)
 				}
 				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token,

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,40 +13,6 @@ import (
 	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/artifacts"
 )
-
-// pageJSON is `output --json`: one page object with the contract's fields.
-type pageJSON struct {
-	Stream     bgcmd.Stream      `json:"stream"`
-	Unit       artifacts.Unit    `json:"unit"`
-	Offset     int64             `json:"offset"`
-	NextOffset int64             `json:"next_offset"`
-	TotalSize  int64             `json:"total_size"`
-	HasMore    bool              `json:"has_more"`
-	Text       *string           `json:"text,omitempty"`
-	DataBase64 *string           `json:"data_base64,omitempty"`
-	Matches    []artifacts.Match `json:"matches,omitempty"`
-	// LimitCapped says the page stopped at the page size ceiling
-	// (artifacts.MaxPageBytes), not at --limit or the end.
-	LimitCapped bool `json:"limit_capped,omitempty"`
-}
-
-func newPageJSON(stream bgcmd.Stream, res *artifacts.Result, raw, grep bool) *pageJSON {
-	p := &pageJSON{Stream: stream, Unit: res.Unit, Offset: res.Offset, NextOffset: res.NextOffset,
-		TotalSize: res.TotalSize, HasMore: res.HasMore, LimitCapped: res.LimitCapped}
-	if raw {
-		d := base64.StdEncoding.EncodeToString(res.Data)
-		p.DataBase64 = &d
-	} else {
-		p.Text = &res.Text
-	}
-	if grep {
-		p.Matches = res.Matches
-		if p.Matches == nil {
-			p.Matches = []artifacts.Match{}
-		}
-	}
-	return p
-}
 
 func newOutputCmd(g *globals) *cobra.Command {
 	var (
@@ -67,8 +32,9 @@ numbers from 1 as grep -n shows them. Text never splits a UTF-8 sequence
 character); --raw writes exactly the page's bytes instead.
 
 With --json the page is one object: stream, unit, offset, next_offset,
-total_size, has_more, text (data_base64 with --raw), and with --grep a
-matches list of {line, text}. A banked stream whose file no longer has the
+total_size, has_more, text (data_base64 with --raw; with --grep a matches
+list of {line, text} instead), and truncated when the page size ceiling
+ended the page. A banked stream whose file no longer has the
 size it was banked with is reported, not served; --verify also re-hashes it
 first (bgcmd verify checks every stream of a job). Reading a settled job marks it read.`,
 		Args:              cobra.ExactArgs(1),
@@ -109,12 +75,12 @@ first (bgcmd verify checks every stream of a job). Reading a settled job marks i
 			if err != nil {
 				return outputErr(cmd.Context(), a, id, st, err)
 			}
-			if _, err := a.store.MarkSeen(cmd.Context(), id); err != nil {
+			if _, err := a.runner.MarkRead(cmd.Context(), id); err != nil {
 				return err
 			}
 			out := cmd.OutOrStdout()
 			if g.json {
-				return writeJSON(out, newPageJSON(st, res, raw, grep != ""))
+				return writeJSON(out, artifacts.NewOutputPage(st, res, raw, grep != ""))
 			}
 			switch {
 			case raw:

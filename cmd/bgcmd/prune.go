@@ -156,9 +156,5 @@ func writePrune(cmd *cobra.Command, rep *runner.PruneReport, dryRun, vacuumed bo
 
 // settledList names the settled states.
 func settledList() string {
-	names := make([]string, len(bgcmd.SettledStates))
-	for i, s := range bgcmd.SettledStates {
-		names[i] = string(s)
-	}
-	return strings.Join(names, ", ")
+	return strings.Join(bgcmd.StateNames(bgcmd.SettledStates), ", ")
 }

@@ -97,7 +97,7 @@ so such a job is rerun with --inherit-missing and any --env to change).
 				return g.awaitAndReport(ctx, cmd, a, job.ID, forever)
 			}
 			if g.json {
-				s, err := a.runner.Peek(ctx, job.ID)
+				s, err := a.runner.Status(ctx, job.ID)
 				if err != nil {
 					return err
 				}

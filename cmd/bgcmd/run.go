@@ -199,7 +199,7 @@ func (g *globals) run(cmd *cobra.Command, argv []string, o runFlags) error {
 	if !o.wait {
 		// Start returns once the child runs or the start has failed and
 		// settled, so this status is never a start still in flight.
-		s, err := a.runner.Peek(ctx, job.ID)
+		s, err := a.runner.Status(ctx, job.ID)
 		if err != nil {
 			return err
 		}
@@ -224,8 +224,11 @@ func (g *globals) run(cmd *cobra.Command, argv []string, o runFlags) error {
 // awaitAndReport waits up to limit for the job (showing progress on a
 // terminal), prints its status, and exits as exitCodesHelp says.
 func (g *globals) awaitAndReport(ctx context.Context, cmd *cobra.Command, a *app, id string, limit time.Duration) error {
-	p := startProgress(ctx, func(ctx context.Context) (*bgcmd.Status, error) { return a.runner.Peek(ctx, id) })
+	p := startProgress(ctx, func(ctx context.Context) (*bgcmd.Status, error) { return a.runner.Status(ctx, id) })
 	s, err := a.runner.Await(ctx, id, limit)
+	if err == nil {
+		s, err = a.readSettled(ctx, s)
+	}
 	p.end()
 	if err != nil {
 		if ctx.Err() != nil {

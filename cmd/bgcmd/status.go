@@ -1,7 +1,10 @@
 package main
 
 import (
+	"context"
 	"time"
+
+	"github.com/bgcmd/bgcmd"
 
 	"github.com/spf13/cobra"
 )
@@ -27,7 +30,7 @@ With --json the status is one object with the contract's field names.`,
 			if err != nil {
 				return err
 			}
-			s, err := a.runner.Status(cmd.Context(), id)
+			s, err := a.runner.Read(cmd.Context(), id)
 			if err != nil {
 				return jobErr(id, err)
 			}
@@ -38,4 +41,14 @@ With --json the status is one object with the contract's field names.`,
 			return writeStatus(out, styleFor(out), s, time.Now())
 		},
 	}
+}
+
+// readSettled returns s as a reader who takes it in sees it: a settled job
+// is marked read (Runner.Read), so the counters leave it out; a running one
+// is returned as is.
+func (a *app) readSettled(ctx context.Context, s *bgcmd.Status) (*bgcmd.Status, error) {
+	if !s.Settled() {
+		return s, nil
+	}
+	return a.runner.Read(ctx, s.ID)
 }

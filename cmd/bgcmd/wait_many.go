@@ -50,6 +50,9 @@ func (g *globals) awaitManyAndReport(ctx context.Context, cmd *cobra.Command, a 
 	out := cmd.OutOrStdout()
 	if anyOf {
 		s, err := a.runner.AwaitAny(ctx, ids, limit)
+		if err == nil {
+			s, err = a.readSettled(ctx, s)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return interrupted(ids[0])
@@ -69,6 +72,9 @@ func (g *globals) awaitManyAndReport(ctx context.Context, cmd *cobra.Command, a 
 	var first error
 	for i, id := range ids {
 		s, err := a.runner.Await(ctx, id, max(time.Until(deadline), 0))
+		if err == nil {
+			s, err = a.readSettled(ctx, s)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return interrupted(id)

@@ -1,0 +1,55 @@
+package jobstore
+
+import (
+	"errors"
+	"fmt"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// sqliteCode returns the primary result code of the SQLite error in err's
+// chain (sqlite3.SQLITE_FULL, say), or 0 when there is none.
+func sqliteCode(err error) int {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code() & 0xff
+	}
+	return 0
+}
+
+// diskFull reports whether SQLite failed for want of space: it says so as
+// SQLITE_FULL, or as SQLITE_IOERR when the file system fails the write.
+func diskFull(err error) bool {
+	switch sqliteCode(err) {
+	case sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR:
+		return true
+	}
+	return false
+}
+
+// diskFullHint is what to do when diskFull says so.
+const diskFullHint = "the disk is full or failing: free space under the bgcmd home and retry"
+
+// describeWriteError says what to do about a write SQLite could not make
+// because the disk is full.
+func describeWriteError(err error) error {
+	if diskFull(err) {
+		return fmt.Errorf("%w (%s)", err, diskFullHint)
+	}
+	return err
+}
+
+// describeOpenError names the path and says how to recover from the usual
+// reasons a database cannot be opened.
+func describeOpenError(path string, err error) error {
+	switch {
+	case sqliteCode(err) == sqlite3.SQLITE_NOTADB:
+		return fmt.Errorf("open store %s: not a SQLite database (move the file aside or use another --home): %w", path, err)
+	case diskFull(err):
+		return fmt.Errorf("open store %s: cannot write: %s: %w", path, diskFullHint, err)
+	case sqliteCode(err) == sqlite3.SQLITE_CANTOPEN:
+		return fmt.Errorf("open store %s: cannot open the file (check the directory exists and is writable): %w", path, err)
+	}
+	return fmt.Errorf("open store %s: %w", path, err)
+}
