@@ -20,7 +20,9 @@ const settleRetryFor = 2 * time.Minute
 
 // settle records the outcome: the exit record first (so a crash loses
 // nothing), then the banked artifacts and the terminal transition in one
-// transaction, then the job directory is removed.
+// transaction, then the job directory is removed in the background (Close
+// of the runner and the end of a detached supervisor wait for it, as for
+// the settle hook).
 func (s *supervisor) settle(ctx context.Context, out *outcome, streams map[bgcmd.Stream]*artifacts.Capture) {
 	rec := &exitRecord{State: out.state, ExitCode: out.exitCode, Signal: out.signal,
 		Error: out.err, FinishedAt: s.now().UTC(), Detail: out.detail, Usage: out.usage,
@@ -29,7 +31,7 @@ func (s *supervisor) settle(ctx context.Context, out *outcome, streams map[bgcmd
 		sum := c.Summary()
 		rec.Streams[st] = &sum
 	}
-	if err := writeExitRecord(s.dir, rec); err != nil {
+	if err := writeExitRecordUnsynced(s.dir, rec); err != nil {
 		rec.Error = joinMsg(rec.Error, "exit record not written: "+err.Error())
 	}
 	unlock, err := lockArtifacts(s.arts, false)
@@ -44,8 +46,12 @@ func (s *supervisor) settle(ctx context.Context, out *outcome, streams map[bgcmd
 	_, err = settleWithRetry(ctx, s.store, s.job.ID, rec, arts, 0)
 	unlock()
 	if err == nil {
-		os.RemoveAll(s.dir)
 		afterSettle(s.store, s.arts, filepath.Dir(s.dir), s.job.ID)
+		pendingHooks.Add(1)
+		go func() {
+			defer pendingHooks.Done()
+			os.RemoveAll(s.dir)
+		}()
 	}
 }
 
