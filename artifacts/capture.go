@@ -56,8 +56,8 @@ type Capture struct {
 	// flushed is how much of the log has been handed to the kernel's
 	// writeback (startWriteback), every writebackEvery bytes.
 	flushed int64
-	err    error   // the first write error, returned by every later Write
-	final  Summary // set by Close
+	err     error   // the first write error, returned by every later Write
+	final   Summary // set by Close
 }
 
 // NewCapture creates the log file at opts.Path (failing, with an error

@@ -3,7 +3,9 @@ package soak
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -15,18 +17,35 @@ import (
 
 // BenchmarkCLIRun times `bgcmd run -- /bin/true` (the real binary, a
 // detached supervisor, the job durable and running) until it returns,
-// interleaved with a raw exec.Command("/bin/true").Run() in the same loop so
-// a noisy neighbour hits both alike. It reports both medians and 90th
-// percentiles and the ratio of the medians (the aim: a median under 15 ms).
+// interleaved with a raw exec.Command("/bin/true").Run() and with the floor
+// program (testdata/clifloor: the same processes and one durable insert in
+// the same SQLite regime, no bgcmd code) in the same loop so a noisy
+// neighbour hits all alike. It reports the medians and 90th percentiles and
+// the ratios of the medians to raw exec and to the floor.
 func BenchmarkCLIRun(b *testing.B) {
 	h := newHome(b, "", defaultPolicy(b))
 	h.mustRun(0, "list") // the database exists before the first timing
+	floorBin := buildFloor(b)
+	floorDB := filepath.Join(b.TempDir(), "floor.db")
+	runFloor := func() time.Duration {
+		cmd := exec.Command(floorBin, floorDB, "/bin/true")
+		cmd.Dir = h.root
+		start := time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("floor: %v %s", err, out)
+		}
+		return time.Since(start)
+	}
+	runFloor() // its database exists before the first timing too
 	ctx := context.Background()
 	cli := make([]time.Duration, 0, b.N)
 	raw := make([]time.Duration, 0, b.N)
+	floor := make([]time.Duration, 0, b.N)
 	ids := make([]string, 0, b.N)
 	b.ResetTimer()
 	for range b.N {
+		floor = append(floor, runFloor())
+
 		res, err := h.run(ctx, "run", "--", "/bin/true")
 		if err != nil || res.code != 0 {
 			b.Fatalf("%v %s", err, res)
@@ -48,6 +67,10 @@ func BenchmarkCLIRun(b *testing.B) {
 	b.ReportMetric(ms(rmed), "raw-median-ms")
 	b.ReportMetric(ms(rp90), "raw-p90-ms")
 	b.ReportMetric(float64(med)/float64(rmed), "x-raw-median")
+	fmed := percentile(floor, 50)
+	b.ReportMetric(ms(fmed), "floor-median-ms")
+	b.ReportMetric(ms(percentile(floor, 90)), "floor-p90-ms")
+	b.ReportMetric(float64(med)/float64(fmed), "x-floor-median")
 	// Every job settles before the home goes away.
 	st := h.openRO()
 	defer st.Close()
@@ -57,6 +80,19 @@ func BenchmarkCLIRun(b *testing.B) {
 			return err == nil && rec.State == bgcmd.StateExited, fmt.Sprint(err)
 		})
 	}
+}
+
+// buildFloor builds testdata/clifloor as bgcmd is built (static, no cgo)
+// into a temporary directory.
+func buildFloor(b *testing.B) string {
+	b.Helper()
+	bin := filepath.Join(b.TempDir(), "clifloor")
+	cmd := exec.Command("go", "build", "-o", bin, "./testdata/clifloor")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("build the floor program: %v\n%s", err, out)
+	}
+	return bin
 }
 
 func percentile(d []time.Duration, p int) time.Duration {
