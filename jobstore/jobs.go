@@ -257,3 +257,34 @@ func appendEvent(ctx context.Context, tx *sqlx.Tx, id string, from, to bgcmd.Sta
 		VALUES (?, ?, ?, ?, ?)`, id, fromVal, string(to), fmtTime(at), d)
 	return err
 }
+
+// ClaimMany makes each claim of ps as Claim does, all in one transaction
+// (reconcile takes many orphaned jobs over at once). claimed[i] says
+// whether ps[i] won; a claim that lost (the job settled, or another
+// supervisor holds it, or it is gone) is false, not an error. An error
+// means nothing was claimed.
+func (s *Store) ClaimMany(ctx context.Context, ps []ClaimParams) (claimed []bool, err error) {
+	claimed = make([]bool, len(ps))
+	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+		for i, p := range ps {
+			res, err := tx.ExecContext(ctx, `UPDATE jobs SET supervisor_pid = ?,
+			supervisor_start = ?, boot_id = ? WHERE id = ? AND state = 'running'
+			AND (? = 0 OR (supervisor_pid = ? AND supervisor_start = ?))`,
+				p.SupervisorPID, p.SupervisorStart, p.BootID, p.ID,
+				p.FromPID, p.FromPID, p.FromStart)
+			if err != nil {
+				return err
+			}
+			n, err := res.RowsAffected()
+			if err != nil {
+				return err
+			}
+			claimed[i] = n == 1
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim jobs: %w", err)
+	}
+	return claimed, nil
+}
