@@ -7,8 +7,11 @@ PKGS    := ./...
 
 all: build
 
+# CGO_ENABLED=0: a static binary (the net package would otherwise pull in
+# cgo and the dynamic loader), which every bgcmd run and every detached
+# supervisor start pays for before main.
 build:
-	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/bgcmd
+	CGO_ENABLED=0 $(GO) build -buildvcs=auto -o $(BIN) ./cmd/bgcmd
 
 # The main job on an embedded default: a temporary home and policy, a command
 # in the background, its status and output, the history.

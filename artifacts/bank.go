@@ -19,6 +19,17 @@ import (
 type Store struct {
 	// Dir is the store's root, <home>/artifacts. It is created on demand.
 	Dir string
+	// DeferSync leaves out Bank's fsyncs of the log and of the
+	// directories: a caller banking many logs at once makes them all
+	// durable with one sync of the filesystem (SyncFS) before it relies on
+	// them (before the settle that references them).
+	DeferSync bool
+}
+
+// SyncFS makes everything written to the store's filesystem durable
+// (syncfs): the one sync after banking many logs with DeferSync.
+func (s *Store) SyncFS() error {
+	return syncFS(s.Dir)
 }
 
 // Path returns where the artifact with this hex sha256 lives. It does not
@@ -114,6 +125,9 @@ func (s *Store) settle(logPath string, sum *Summary) (Summary, error) {
 			return Summary{}, err
 		}
 	}
+	if s.DeferSync {
+		return got, nil
+	}
 	if err := f.Sync(); err != nil {
 		return Summary{}, fmt.Errorf("sync log: %w", err)
 	}
@@ -163,6 +177,9 @@ func (s *Store) move(logPath, target string, size int64) error {
 		}
 	} else if err := moveFile(logPath, target); err != nil {
 		return err
+	}
+	if s.DeferSync {
+		return nil
 	}
 	if err := atomicfile.SyncDir(dir); err != nil {
 		return err

@@ -53,8 +53,11 @@ type Capture struct {
 	dg     *digester
 	capped bool
 	closed bool
-	err    error   // the first write error, returned by every later Write
-	final  Summary // set by Close
+	// flushed is how much of the log has been handed to the kernel's
+	// writeback (startWriteback), every writebackEvery bytes.
+	flushed int64
+	err     error   // the first write error, returned by every later Write
+	final   Summary // set by Close
 }
 
 // NewCapture returns a Capture for the log at opts.Path. It creates no file:
@@ -140,6 +143,10 @@ func (c *Capture) Write(p []byte) (int, error) {
 		var err error
 		n, err = c.f.Write(want)
 		c.account(want[:n])
+		if w := c.written.Load(); w-c.flushed >= writebackEvery {
+			startWriteback(c.f, c.flushed, w-c.flushed)
+			c.flushed = w
+		}
 		if err != nil {
 			c.err = err // *fs.PathError: names the log already
 			return n, c.err
@@ -151,6 +158,10 @@ func (c *Capture) Write(p []byte) (int, error) {
 	}
 	return n, nil
 }
+
+// writebackEvery is how many bytes of log a capture lets accumulate before
+// it starts their writeback to disk.
+const writebackEvery = 8 << 20
 
 // account records p, just written to the log: the tail, the batch for the
 // digester, and the byte count.

@@ -2,6 +2,7 @@ package jobstore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -137,25 +138,40 @@ type ClaimParams struct {
 // when the job has already settled (reconcile got there first) Claim fails
 // with ErrInvalidTransition and the supervisor must not start anything.
 func (s *Store) Claim(ctx context.Context, p ClaimParams) error {
+	_, err := s.ClaimRecord(ctx, p)
+	return err
+}
+
+// ClaimRecord is Claim returning the claimed job as its row now reads, from
+// the same statement (no read after the write).
+func (s *Store) ClaimRecord(ctx context.Context, p ClaimParams) (*Record, error) {
+	var rec *Record
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE jobs SET supervisor_pid = ?,
+		var row jobRow
+		err := tx.GetContext(ctx, &row, `UPDATE jobs SET supervisor_pid = ?,
 			supervisor_start = ?, boot_id = ? WHERE id = ? AND state IN ('running', 'queued')
-			AND (? = 0 OR (supervisor_pid = ? AND supervisor_start = ?))`,
+			AND (? = 0 OR (supervisor_pid = ? AND supervisor_start = ?)) RETURNING `+jobColumns,
 			p.SupervisorPID, p.SupervisorStart, p.BootID, p.ID,
 			p.FromPID, p.FromPID, p.FromStart)
+		if errors.Is(err, sql.ErrNoRows) {
+			return expectOne(ctx, tx, zeroRows{}, p.ID, bgcmd.StateRunning)
+		}
 		if err != nil {
 			return err
 		}
-		if err := expectOne(ctx, tx, res, p.ID, bgcmd.StateRunning); err != nil {
-			return err
-		}
-		return nil
+		rec, err = row.record()
+		return err
 	})
 	if err != nil {
-		return fmt.Errorf("claim job: %w", err)
+		return nil, fmt.Errorf("claim job: %w", err)
 	}
-	return nil
+	return rec, nil
 }
+
+// zeroRows is the result of a compare-and-set that matched no row.
+type zeroRows struct{}
+
+func (zeroRows) RowsAffected() (int64, error) { return 0, nil }
 
 // RequestKill records a kill request on a running job and returns the job as
 // it is now. The latest request's signal is kept (a SIGKILL after a SIGTERM
@@ -281,4 +297,35 @@ func appendEvent(ctx context.Context, tx *sqlx.Tx, id string, from, to bgcmd.Sta
 		return err
 	}
 	return chainEvent(ctx, tx, seq)
+}
+
+// ClaimMany makes each claim of ps as Claim does, all in one transaction
+// (reconcile takes many orphaned jobs over at once). claimed[i] says
+// whether ps[i] won; a claim that lost (the job settled, or another
+// supervisor holds it, or it is gone) is false, not an error. An error
+// means nothing was claimed.
+func (s *Store) ClaimMany(ctx context.Context, ps []ClaimParams) (claimed []bool, err error) {
+	claimed = make([]bool, len(ps))
+	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+		for i, p := range ps {
+			res, err := tx.ExecContext(ctx, `UPDATE jobs SET supervisor_pid = ?,
+			supervisor_start = ?, boot_id = ? WHERE id = ? AND state = 'running'
+			AND (? = 0 OR (supervisor_pid = ? AND supervisor_start = ?))`,
+				p.SupervisorPID, p.SupervisorStart, p.BootID, p.ID,
+				p.FromPID, p.FromPID, p.FromStart)
+			if err != nil {
+				return err
+			}
+			n, err := res.RowsAffected()
+			if err != nil {
+				return err
+			}
+			claimed[i] = n == 1
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim jobs: %w", err)
+	}
+	return claimed, nil
 }

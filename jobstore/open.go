@@ -2,6 +2,7 @@ package jobstore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -146,10 +147,9 @@ func openDB(path string, busy time.Duration, reader, readOnly bool, conns int) (
 		q.Set("_txlock", "immediate")
 	}
 	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
-	db, err := sqlx.Open("sqlite", dsn)
-	if err != nil {
-		return nil, fmt.Errorf("open store %s: %w", path, err)
-	}
+	// Every connection keeps the statements it runs prepared
+	// (stmtConnector): the same SQL, parsed once per connection.
+	db := sqlx.NewDb(sql.OpenDB(stmtConnector{dsn: dsn}), "sqlite")
 	db.SetMaxOpenConns(conns)
 	db.SetMaxIdleConns(conns)
 	db.SetConnMaxIdleTime(0)

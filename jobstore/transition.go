@@ -61,6 +61,40 @@ func (s *Store) Settle(ctx context.Context, p SettleParams) (*Record, error) {
 	return rec, nil
 }
 
+// SettleMany settles each of ps as Settle does, all in one transaction
+// (reconcile settles many jobs at once). errs[i] is ps[i]'s own outcome: nil,
+// or an error wrapping bgcmd.ErrInvalidTransition or bgcmd.ErrNotFound for
+// a job that was not changed. Any other failure rolls the whole batch back
+// and is returned as err (nothing settled); settle those one by one.
+func (s *Store) SettleMany(ctx context.Context, ps []SettleParams) (errs []error, err error) {
+	for i := range ps {
+		if !ps[i].To.Settled() {
+			return nil, fmt.Errorf("settle job %s: %q is not a settled state: %w", ps[i].ID, ps[i].To, bgcmd.ErrInvalidTransition)
+		}
+		if ps[i].FinishedAt.IsZero() {
+			ps[i].FinishedAt = s.now()
+		}
+	}
+	errs = make([]error, len(ps))
+	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+		for i := range ps {
+			_, err := settleTx(ctx, tx, ps[i])
+			if errors.Is(err, bgcmd.ErrInvalidTransition) || errors.Is(err, bgcmd.ErrNotFound) {
+				errs[i] = fmt.Errorf("settle job: %w", err)
+				continue
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("settle jobs: %w", err)
+	}
+	return errs, nil
+}
+
 func settleTx(ctx context.Context, tx *sqlx.Tx, p SettleParams) (*Record, error) {
 	var exit any
 	if p.ExitCode != nil {

@@ -265,13 +265,9 @@ func Supervise(ctx context.Context) error {
 	}
 	defer st.Close()
 	self := os.Getpid()
-	if err := st.Claim(ctx, jobstore.ClaimParams{ID: sp.JobID, SupervisorPID: self,
+	rec, err := st.ClaimRecord(ctx, jobstore.ClaimParams{ID: sp.JobID, SupervisorPID: self,
 		SupervisorStart: processStart(self), BootID: bootID(),
-		FromPID: sp.HostPID, FromStart: sp.HostStart}); err != nil {
-		report("error: " + err.Error())
-		return err
-	}
-	rec, err := st.Get(ctx, sp.JobID)
+		FromPID: sp.HostPID, FromStart: sp.HostStart})
 	if err != nil {
 		report("error: " + err.Error())
 		return err

@@ -39,6 +39,27 @@ func writeExitRecord(dir string, rec *exitRecord) error {
 	return atomicfile.Write(filepath.Join(dir, exitRecordName), b)
 }
 
+// writeExitRecordUnsynced writes rec without waiting for the disk: one
+// write of a new file, no fsync. A supervisor writes its record this way.
+// The record only has to outlive the supervisor's process, whose settle
+// transaction follows at once: with synchronous=NORMAL that commit is
+// durable against a crash of the process, not against a power loss, and so
+// is a file in the page cache. A power loss that tears the record loses
+// only a status whose settle the database could have lost as well (reconcile
+// takes a torn record for none and settles the job as orphaned). A
+// supervisor dying mid-write leaves the same torn record.
+func writeExitRecordUnsynced(dir string, rec *exitRecord) error {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("encode exit record: %w", err)
+	}
+	path := filepath.Join(dir, exitRecordName)
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
 // readExitRecord returns the job's exit record, or nil when there is none.
 func readExitRecord(dir string) (*exitRecord, error) {
 	b, err := os.ReadFile(filepath.Join(dir, exitRecordName))

@@ -40,26 +40,8 @@ func (r *Runner) Reconcile(ctx context.Context) (*ReconcileReport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reconcile: %w", err)
 	}
-	rep := &ReconcileReport{}
-	var errs []error
-	for _, rec := range recs {
-		rep.Checked++
-		res, err := r.reconcileJob(ctx, rec)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		switch res {
-		case reconcileAlive:
-			rep.Alive++
-		case reconcileExitRecord:
-			rep.FromExitRecord++
-		case reconcileOrphaned:
-			rep.Orphaned++
-		case reconcileLost:
-			rep.Lost++
-		}
-	}
+	rep := &ReconcileReport{Checked: len(recs)}
+	errs := r.reconcileDead(ctx, recs, rep)
 	if _, err := r.reconcileQueued(ctx); err != nil {
 		errs = append(errs, err)
 	}

@@ -29,7 +29,9 @@ const (
 
 // settle records the outcome: the exit record first (so a crash loses
 // nothing), then the banked artifacts and the terminal transition in one
-// transaction, then the job directory is removed.
+// transaction, then the job directory is removed in the background (Close
+// of the runner and the end of a detached supervisor wait for it, as for
+// the settle hook).
 //
 // When that cannot be done yet (a full disk, a database busy or
 // unavailable) the settle is pending: the exit record stays in the job
@@ -55,7 +57,10 @@ func (s *supervisor) settle(ctx context.Context, out *outcome, streams map[bgcmd
 			// reconciler settles the job from: write it as soon as there
 			// is room.
 			rec.Error = why
-			unrecorded = writeExitRecord(s.dir, rec)
+			// Unsynced on this path: with synchronous=NORMAL the settle's
+			// own commit survives a crash of this process and not a power
+			// loss, and so does this file (see writeExitRecordUnsynced).
+			unrecorded = writeExitRecordUnsynced(s.dir, rec)
 			recorded = unrecorded == nil
 		}
 		var notes []string // what went wrong banking, said in the job's error
@@ -93,9 +98,17 @@ func (s *supervisor) settle(ctx context.Context, out *outcome, streams map[bgcmd
 		return s.store.Settle(ctx, settleParams(s.job.ID, rec, arts, 0))
 	}
 	_, err := retrySettle(ctx, attempt)
-	if err == nil && banked {
-		os.RemoveAll(s.dir)
+	if err == nil {
+		// Told whatever happened to the logs: the settle is in the store.
 		afterSettle(s.store, s.arts, filepath.Dir(s.dir), s.job.ID)
+	}
+	if err == nil && banked {
+		// Off the settle path; Close and a detached supervisor's end wait.
+		pendingHooks.Add(1)
+		go func() {
+			defer pendingHooks.Done()
+			os.RemoveAll(s.dir)
+		}()
 	}
 	// A slot is free and a dependency settled: start what is due.
 	_ = dispatch(ctx, s.store, filepath.Dir(s.dir), holderAliveHere())

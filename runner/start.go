@@ -102,7 +102,10 @@ func (r *Runner) Start(ctx context.Context, argv []string, o StartOptions) (*bgc
 	if r.detached {
 		err = r.launchDetached(ctx, job, dec.Env, dec.Dir)
 	} else {
-		err = r.startInProcess(job, dec.Env, dec.Dir)
+		var started *bgcmd.Job
+		if started, err = r.startInProcess(job, dec.Env, dec.Dir); started != nil {
+			return started, nil // running: no need to read back what was just written
+		}
 	}
 	rec, gerr := r.store.Get(context.WithoutCancel(ctx), job.ID)
 	if gerr != nil {
@@ -115,8 +118,10 @@ func (r *Runner) Start(ctx context.Context, argv []string, o StartOptions) (*bgc
 }
 
 // startInProcess runs the supervise loop in a goroutine and waits until the
-// child has started (or failed to) in the open directory cwd.
-func (r *Runner) startInProcess(job *bgcmd.Job, env []string, cwd *os.File) error {
+// child has started (or failed to) in the open directory cwd. When the child
+// runs it returns a copy of the job as its row now reads (state running,
+// pid and start time recorded); nil when the start failed or settled.
+func (r *Runner) startInProcess(job *bgcmd.Job, env []string, cwd *os.File) (*bgcmd.Job, error) {
 	sup := r.newSupervisor(job, env)
 	sup.cwd = cwd
 	r.mu.Lock()
@@ -130,5 +135,9 @@ func (r *Runner) startInProcess(job *bgcmd.Job, env []string, cwd *os.File) erro
 		delete(r.live, job.ID)
 		r.mu.Unlock()
 	}()
-	return <-sup.started
+	if err := <-sup.started; err != nil || sup.startSettled || sup.running == nil {
+		return nil, err
+	}
+	j := *sup.running
+	return &j, nil
 }

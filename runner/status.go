@@ -96,7 +96,7 @@ func (r *Runner) status(ctx context.Context, rec *jobstore.Record, markSeen bool
 				s.Stderr, sources[1] = ss, src
 			}
 		}
-		if markSeen {
+		if markSeen && j.SeenAt == nil { // a job read before needs no write
 			if _, err := r.store.MarkSeen(ctx, j.ID); err != nil {
 				return nil, err
 			}

@@ -50,6 +50,11 @@ type supervisor struct {
 	// started receives nil once the child runs or the job has settled as
 	// start_failed, and an error when the job could not be prepared.
 	started chan error
+	// running is a copy of the job as its row reads once the child runs
+	// (pid and start recorded), and startSettled says the job settled at
+	// its start instead; both are written before started receives nil.
+	running      *bgcmd.Job
+	startSettled bool
 	// kick is poked by an in-process Kill, so it need not wait for the
 	// directory watch.
 	kick chan struct{}
@@ -99,6 +104,7 @@ func (s *supervisor) run() {
 	}
 	s.settle(ctx, out.outcome, out.streams)
 	if out.state == bgcmd.StateStartFailed {
+		s.startSettled = true
 		s.started <- nil
 	}
 }
@@ -160,12 +166,25 @@ func (s *supervisor) supervise(ctx context.Context) (*supervised, error) {
 		return res, nil
 	}
 	pid := p.pid()
-	startedAt := s.now()
-	if err := s.store.MarkStarted(ctx, jobstore.StartedParams{ID: s.job.ID, PID: pid, PGID: pid,
-		PIDStart: processStart(pid), StartedAt: startedAt}); err != nil {
+	startedAt := s.now().UTC().Round(0)
+	pidStart := processStart(pid)
+	marked := s.store.MarkStarted(ctx, jobstore.StartedParams{ID: s.job.ID, PID: pid, PGID: pid,
+		PIDStart: pidStart, StartedAt: startedAt})
+	if marked != nil {
 		_ = signalGroup(pid, syscall.SIGKILL)
 	}
 	s.job.PID, s.job.PGID = pid, pid
+	running := *s.job
+	running.PIDStart, running.StartedAt = pidStart, &startedAt
+	if running.EnvNames == nil {
+		running.EnvNames = []string{}
+	}
+	if running.Labels == nil {
+		running.Labels = map[string]string{}
+	}
+	if marked == nil {
+		s.running = &running
+	}
 	s.started <- nil
 
 	res.outcome = s.watch(ctx, p, readers, streams)

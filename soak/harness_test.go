@@ -42,11 +42,15 @@ func bgcmdBinary(t testing.TB) string {
 		}
 		buildBin = filepath.Join(buildDir, "bgcmd")
 		args := []string{"build", "-o", buildBin}
+		cgo := "CGO_ENABLED=0" // as make build: a static binary
 		if os.Getenv("BGCMD_SOAK_RACE") == "1" {
 			args = append(args, "-race")
+			cgo = "CGO_ENABLED=1" // the race detector needs cgo
 		}
 		args = append(args, "github.com/bgcmd/bgcmd/cmd/bgcmd")
-		out, err := exec.Command("go", args...).CombinedOutput()
+		build := exec.Command("go", args...)
+		build.Env = append(os.Environ(), cgo)
+		out, err := build.CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 		}

@@ -24,11 +24,13 @@ type app struct {
 }
 
 // openApp opens the store under the home and a detached runner with the
-// policy (reconciling orphaned jobs, as every runner open does). A missing
+// policy, reconciling orphaned jobs first unless skipReconcile is set (run
+// skips it: a start needs no other job settled, and the commands that read
+// jobs reconcile). A missing
 // default policy file is not an error here: the runner then refuses every
 // start, and run explains how to create one. A policy file that exists but
 // does not load is an error naming the file, key and line.
-func (g *globals) openApp(ctx context.Context) (*app, error) {
+func (g *globals) openApp(ctx context.Context, skipReconcile bool) (*app, error) {
 	home, err := g.homeDir()
 	if err != nil {
 		return nil, err
@@ -37,7 +39,7 @@ func (g *globals) openApp(ctx context.Context) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, err := g.open(ctx, home, pol, false)
+	a, err := g.open(ctx, home, pol, skipReconcile)
 	if err != nil {
 		return nil, err
 	}

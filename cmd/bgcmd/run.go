@@ -157,7 +157,7 @@ func (g *globals) run(cmd *cobra.Command, argv []string, o runFlags) error {
 	}
 	ctx, stop := interruptible(cmd.Context())
 	defer stop()
-	a, err := g.openApp(ctx)
+	a, err := g.openApp(ctx, true)
 	if err != nil {
 		var le *policy.LoadError
 		if errors.As(err, &le) {
@@ -198,18 +198,21 @@ func (g *globals) run(cmd *cobra.Command, argv []string, o runFlags) error {
 	out := cmd.OutOrStdout()
 	if !o.wait {
 		// Start returns once the child runs or the start has failed and
-		// settled, so this status is never a start still in flight.
-		s, err := a.runner.Status(ctx, job.ID)
-		if err != nil {
-			return err
-		}
+		// settled, with the job as its row then read: the plain output
+		// needs nothing more; the status object is read for --json.
+		state, jobErr := job.State, job.Error
 		if g.json {
+			s, perr := a.runner.Status(ctx, job.ID)
+			if perr != nil {
+				return perr
+			}
 			err = writeJSON(out, s)
+			state, jobErr = s.State, s.Error
 		} else {
 			_, err = fmt.Fprintln(out, job.ID)
 		}
-		if err == nil && s.State == bgcmd.StateStartFailed {
-			return &exitError{code: exitStartFailed, msg: "could not start: " + s.Error}
+		if err == nil && state == bgcmd.StateStartFailed {
+			return &exitError{code: exitStartFailed, msg: "could not start: " + jobErr}
 		}
 		return err
 	}
