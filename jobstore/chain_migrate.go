@@ -9,9 +9,10 @@ import (
 )
 
 // chainBackfillVersion is the goose version of the Go migration that chains
-// the rows recorded before the chain existed. It runs right after the SQL
-// migration that adds the chain's columns (00008_chain.sql).
-const chainBackfillVersion = 9
+// the rows recorded before the chain existed. It runs after the SQL
+// migrations that add the chain's columns (00008_chain.sql) and rebuild the
+// jobs table for the queue (00009_queue.sql).
+const chainBackfillVersion = 10
 
 // goMigrations are the migrations written in Go, registered with the goose
 // provider beside the embedded SQL ones.
