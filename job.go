@@ -106,6 +106,20 @@ type Artifact struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
+// ValidSHA256 reports whether s is a well-formed artifact name: 64
+// lowercase hex digits. Only such a name is ever joined into a path.
+func ValidSHA256(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // Counters tell a session what it has not looked at yet: Running jobs, and
 // Finished ones (settled, not yet read).
 type Counters struct {

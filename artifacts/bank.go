@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/internal/atomicfile"
 )
 
@@ -36,7 +37,7 @@ func (s *Store) SyncFS() error {
 // check that it exists (Verify does); a malformed sha256 gets a path in the
 // store that no artifact has, never one built from the malformed text.
 func (s *Store) Path(sha256 string) string {
-	if !validSHA(sha256) {
+	if !bgcmd.ValidSHA256(sha256) {
 		// Never a path built from what a record says: a record edited to
 		// hold "../../etc/passwd" names a file that cannot exist.
 		return filepath.Join(s.Dir, "malformed-sha256")
@@ -44,9 +45,9 @@ func (s *Store) Path(sha256 string) string {
 	return filepath.Join(s.Dir, sha256[:2], sha256)
 }
 
-// ValidSHA256 reports whether s is a well-formed artifact name: a
-// lowercase hex sha256. Only such a name is ever joined into a path.
-func ValidSHA256(s string) bool { return validSHA(s) }
+// ValidSHA256 reports whether s is a well-formed artifact name (see
+// bgcmd.ValidSHA256).
+func ValidSHA256(s string) bool { return bgcmd.ValidSHA256(s) }
 
 // Bank moves the settled log at logPath into the store and returns its
 // Summary and artifact path.
@@ -71,7 +72,7 @@ func (s *Store) Bank(logPath string, sum *Summary) (Summary, string, error) {
 		return Summary{}, "", errors.New("bank: store has no directory")
 	}
 	got, err := s.settle(logPath, sum)
-	if errors.Is(err, os.ErrNotExist) && sum != nil && validSHA(sum.SHA256) {
+	if errors.Is(err, os.ErrNotExist) && sum != nil && bgcmd.ValidSHA256(sum.SHA256) {
 		// Banked before: the log is gone and the artifact is in place.
 		if fi, serr := os.Stat(s.Path(sum.SHA256)); serr == nil && fi.Size() == sum.Bytes {
 			return *sum, s.Path(sum.SHA256), nil
@@ -105,7 +106,7 @@ func (s *Store) settle(logPath string, sum *Summary) (Summary, error) {
 	}
 	idxPath := logPath + IndexSuffix
 	var got Summary
-	if sum != nil && sum.Bytes == fi.Size() && validSHA(sum.SHA256) && indexMatches(idxPath, f, fi.Size()) {
+	if sum != nil && sum.Bytes == fi.Size() && bgcmd.ValidSHA256(sum.SHA256) && indexMatches(idxPath, f, fi.Size()) {
 		got = *sum
 	} else {
 		var recs []byte
@@ -233,7 +234,7 @@ func moveFile(src, dst string) error {
 // os.ErrNotExist (naming the file) when it is missing, and an error for a
 // malformed sha256.
 func (s *Store) Verify(sha256 string) error {
-	if !validSHA(sha256) {
+	if !bgcmd.ValidSHA256(sha256) {
 		return fmt.Errorf("verify artifact: malformed sha256 %q", sha256)
 	}
 	path := s.Path(sha256)
@@ -258,20 +259,6 @@ func hashFile(path string) (string, error) {
 		return "", fmt.Errorf("read %s: %w", path, err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// validSHA reports whether s is a lowercase hex sha256.
-func validSHA(s string) bool {
-	if len(s) != 2*sha256.Size {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // bankEmpty banks the empty stream: one empty artifact file shared by every

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/bgcmd/bgcmd"
 )
 
 // The problems VerifyChain names.
@@ -96,7 +98,7 @@ func (s *Store) VerifyChain(ctx context.Context, p VerifyChainParams) (*ChainRep
 		return nil, fmt.Errorf("verify chain: %w", err)
 	}
 	since := strings.ToLower(strings.TrimSpace(p.Since))
-	if since != "" && !isSHA256(since) {
+	if since != "" && !bgcmd.ValidSHA256(since) {
 		return nil, fmt.Errorf("verify chain: --since %q is not a recorded head hash (64 hex digits, as bgcmd verify --chain --head prints it)", p.Since)
 	}
 	if since != "" && since != GenesisHash {
@@ -290,17 +292,4 @@ func checkRow(r *ChainRow, want int64, prev string) *ChainProblem {
 		return nil
 	}
 	return p
-}
-
-// isSHA256 reports whether s is 64 lowercase hex digits.
-func isSHA256(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for _, c := range s {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
 }

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/artifacts"
 	"github.com/bgcmd/bgcmd/jobstore"
 )
@@ -231,7 +232,7 @@ func (r *Runner) strayFiles(ctx context.Context) ([]GCItem, error) {
 			continue
 		}
 		reason := "no artifacts row references it"
-		if !isSHA256(f.sha) {
+		if !bgcmd.ValidSHA256(f.sha) {
 			reason = "not an artifact (left by an interrupted bank?)"
 		}
 		out = append(out, GCItem{Path: f.path, Bytes: f.bytes, Reason: reason})
@@ -302,17 +303,4 @@ func dirSize(dir string) int64 {
 		return nil
 	})
 	return n
-}
-
-// isSHA256 reports whether s is 64 lowercase hex digits: an artifact name.
-func isSHA256(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for _, c := range s {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
-	"regexp"
 
 	"github.com/google/uuid"
 
@@ -14,10 +13,6 @@ import (
 	"github.com/bgcmd/bgcmd/artifacts"
 	"github.com/bgcmd/bgcmd/jobstore"
 )
-
-// shaRE is a well-formed artifact name: a lowercase hex sha256. Nothing
-// else is ever joined into a path under the artifact store.
-var shaRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 // job loads the job the request's {id} names. An id that is not a UUID is
 // not looked up; both it and an unknown id answer 404.
@@ -48,7 +43,7 @@ func (s *Server) source(ctx context.Context, rec *jobstore.Record, st bgcmd.Stre
 	}
 	for i := range arts {
 		if arts[i].Stream == st {
-			if !shaRE.MatchString(arts[i].SHA256) {
+			if !bgcmd.ValidSHA256(arts[i].SHA256) {
 				return artifacts.Source{}, nil, fmt.Errorf("the %s artifact of job %s has a malformed sha256 %q in the store: run `bgcmd verify`", st, rec.ID, arts[i].SHA256)
 			}
 			p := s.arts.Path(arts[i].SHA256)
