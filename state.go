@@ -39,19 +39,23 @@ const (
 	StateDependencyFailed State = "dependency_failed"
 )
 
-// States lists every state in lifecycle order. The same list is the SQL CHECK
-// constraint on jobs.state.
-var States = []State{
+// allStates is every state in lifecycle order: the queued and running ones
+// first, then the settled ones.
+var allStates = [...]State{
 	StateQueued, StateRunning, StateExited, StateKilled, StateTimeout,
 	StateOutputLimit, StateStartFailed, StateOrphaned, StateDependencyFailed,
 }
 
-// SettledStates lists every state a job can finish in.
-var SettledStates = States[2:]
+// States returns every state in lifecycle order, as a fresh slice. The same
+// list is the SQL CHECK constraint on jobs.state.
+func States() []State { return append([]State(nil), allStates[:]...) }
+
+// SettledStates returns every state a job can finish in, as a fresh slice.
+func SettledStates() []State { return append([]State(nil), allStates[2:]...) }
 
 // Valid reports whether s is one of the documented states.
 func (s State) Valid() bool {
-	for _, v := range States {
+	for _, v := range allStates {
 		if s == v {
 			return true
 		}

@@ -25,7 +25,7 @@ type listArgs struct {
 }
 
 func (t *Toolset) listDef() *def {
-	states := bgcmd.StateNames(bgcmd.States)
+	states := bgcmd.StateNames(bgcmd.States())
 	return &def{
 		Tool: Tool{
 			Name:  "command_list",

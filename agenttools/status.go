@@ -28,7 +28,7 @@ func (t *Toolset) statusDef() *def {
 		Tool: Tool{
 			Name:  "command_status",
 			Title: "Status of a background command",
-			Description: `Return a command's status at once: state (` + strings.Join(bgcmd.StateNames(bgcmd.States), ", ") + `), exit_code, duration, stdout/stderr sizes with their banked artifacts (sha256, artifact_id), and tail_preview, the last 2000 characters of output at most.
+			Description: `Return a command's status at once: state (` + strings.Join(bgcmd.StateNames(bgcmd.States()), ", ") + `), exit_code, duration, stdout/stderr sizes with their banked artifacts (sha256, artifact_id), and tail_preview, the last 2000 characters of output at most.
 
 It never waits (use command_wait for that). Reading a command that has ended clears it from the finished counter. The preview is only the end: page the complete output with command_output.
 

@@ -90,7 +90,7 @@ func (s *Store) selectJobs(ctx context.Context, where []string, args []any, limi
 }
 
 // stateNames names every state for a message.
-func stateNames() string { return strings.Join(bgcmd.StateNames(bgcmd.States), ", ") }
+func stateNames() string { return strings.Join(bgcmd.StateNames(bgcmd.States()), ", ") }
 
 // Event is one job_events row: a state transition.
 type Event struct {

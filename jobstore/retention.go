@@ -433,4 +433,4 @@ func selectIn(ctx context.Context, q sqlx.QueryerContext, dest any, query string
 }
 
 // settledNames names the settled states for a message.
-func settledNames() string { return strings.Join(bgcmd.StateNames(bgcmd.SettledStates), ", ") }
+func settledNames() string { return strings.Join(bgcmd.StateNames(bgcmd.SettledStates()), ", ") }

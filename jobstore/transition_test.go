@@ -15,7 +15,7 @@ func TestEverySettledStateIsALegalTransitionFromRunning(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := openTest(t, jobstore.Options{})
-	for _, to := range bgcmd.SettledStates {
+	for _, to := range bgcmd.SettledStates() {
 		j := newJob("s")
 		require.NoError(t, s.Create(ctx, j))
 		code := 3
@@ -27,7 +27,7 @@ func TestEverySettledStateIsALegalTransitionFromRunning(t *testing.T) {
 		require.Equal(t, 3, *rec.ExitCode)
 
 		// A settled job never changes again, whatever is asked.
-		for _, again := range bgcmd.SettledStates {
+		for _, again := range bgcmd.SettledStates() {
 			_, err := s.Settle(ctx, jobstore.SettleParams{ID: j.ID, To: again})
 			require.ErrorIs(t, err, bgcmd.ErrInvalidTransition, "%s -> %s", to, again)
 		}

@@ -86,7 +86,7 @@ func (s *Server) handleJobs(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	body := jobsBody{Filter: f, States: bgcmd.States, Overview: ov, Recent: recent}
+	body := jobsBody{Filter: f, States: bgcmd.States(), Overview: ov, Recent: recent}
 	for _, r := range recent {
 		body.RecentJobs += r.Jobs
 	}
@@ -145,7 +145,7 @@ func parseJobsFilter(q url.Values, now time.Time) (jobsFilter, jobstore.FilterPa
 			continue
 		}
 		if !bgcmd.State(st).Valid() {
-			return f, p, badRequest("state %q is not a job state (%s)", st, strings.Join(bgcmd.StateNames(bgcmd.States), ", "))
+			return f, p, badRequest("state %q is not a job state (%s)", st, strings.Join(bgcmd.StateNames(bgcmd.States()), ", "))
 		}
 		f.States[st] = true
 		p.States = append(p.States, bgcmd.State(st))

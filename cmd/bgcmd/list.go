@@ -177,8 +177,8 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 
 // allStates names every state.
 func allStates() string {
-	names := make([]string, len(bgcmd.States))
-	for i, s := range bgcmd.States {
+	names := make([]string, len(bgcmd.States()))
+	for i, s := range bgcmd.States() {
 		names[i] = string(s)
 	}
 	return strings.Join(names, ", ")

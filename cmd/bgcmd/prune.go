@@ -156,5 +156,5 @@ func writePrune(cmd *cobra.Command, rep *runner.PruneReport, dryRun, vacuumed bo
 
 // settledList names the settled states.
 func settledList() string {
-	return strings.Join(bgcmd.StateNames(bgcmd.SettledStates), ", ")
+	return strings.Join(bgcmd.StateNames(bgcmd.SettledStates()), ", ")
 }
