@@ -155,6 +155,7 @@ func TestPendingSettleCompletesOnceTheStoreTakesIt(t *testing.T) {
 	arts, err := p.st.Artifacts(context.Background(), p.job.ID)
 	require.NoError(t, err)
 	require.Len(t, arts, 2)
+	pendingHooks.Wait() // the directory is removed in the background, as Close waits for
 	_, err = os.Stat(p.sup.dir)
 	require.True(t, os.IsNotExist(err), "the job directory is removed once settled: %v", err)
 	res, err := p.r.ReadOutput(context.Background(), p.job.ID, bgcmd.Stdout, artifacts.Page{})
