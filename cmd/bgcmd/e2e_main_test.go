@@ -138,17 +138,29 @@ func (h *home) bgcmd(args ...string) result {
 		env = append(env, strings.TrimPrefix(args[0], "env:"))
 		args = args[1:]
 	}
+	return h.runIn(h.root, env, args)
+}
+
+// runIn runs bgcmd in dir with exactly env and waits for it.
+func (h *home) runIn(dir string, env, args []string) result {
+	h.t.Helper()
 	cmd := exec.Command(binary, args...)
-	cmd.Dir, cmd.Env = h.root, env
+	cmd.Dir, cmd.Env = dir, env
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
+	return resultOf(h.t, cmd.Run(), &out, &errb)
+}
+
+// resultOf is a finished bgcmd's result: its exit code, from err when it
+// is an exit status; any other error fails the test.
+func resultOf(t testing.TB, err error, out, errb *bytes.Buffer) result {
+	t.Helper()
 	res := result{stdout: out.String(), stderr: errb.String()}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		res.code = ee.ExitCode()
 	} else {
-		require.NoError(h.t, err)
+		require.NoError(t, err)
 	}
 	return res
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -41,15 +40,7 @@ func (h *home) background(args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buff
 
 func finish(t *testing.T, cmd *exec.Cmd, out, errb *bytes.Buffer) result {
 	t.Helper()
-	err := cmd.Wait()
-	res := result{stdout: out.String(), stderr: errb.String()}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		res.code = ee.ExitCode()
-	} else {
-		require.NoError(t, err)
-	}
-	return res
+	return resultOf(t, cmd.Wait(), out, errb)
 }
 
 func TestWaitUntilOutputReturnsOnTheLineWhileTheJobRuns(t *testing.T) {

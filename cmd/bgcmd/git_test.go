@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -294,19 +293,7 @@ func TestGitFailingExits1WithGitsMessage(t *testing.T) {
 // bgcmdIn runs bgcmd in dir with the home's environment.
 func (h *home) bgcmdIn(dir string, args ...string) result {
 	h.t.Helper()
-	cmd := exec.Command(binary, args...)
-	cmd.Dir, cmd.Env = dir, h.env
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	res := result{stdout: out.String(), stderr: errb.String()}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		res.code = ee.ExitCode()
-	} else {
-		require.NoError(h.t, err)
-	}
-	return res
+	return h.runIn(dir, h.env, args)
 }
 
 // gitCLICommit writes name with text in the fixture and commits it.
