@@ -6,18 +6,16 @@ import (
 	"fmt"
 	"log"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/bgcmd/bgcmd/agenttools"
-	"github.com/bgcmd/bgcmd/jobstore"
 	"github.com/bgcmd/bgcmd/policy"
 	"github.com/bgcmd/bgcmd/runner"
 )
 
-// newExampleToolset opens a store in a temporary home and a toolset whose
-// policy allows /bin/echo. A real host keeps one store, runner and toolset
+// newExampleToolset opens a runner in a temporary home and a toolset whose
+// policy allows /bin/echo. A real host keeps one runner and toolset
 // for its lifetime; cleanup closes and removes them.
 func newExampleToolset() (ts *agenttools.Toolset, cleanup func()) {
 	ctx := context.Background()
@@ -25,14 +23,10 @@ func newExampleToolset() (ts *agenttools.Toolset, cleanup func()) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	store, err := jobstore.Open(ctx, jobstore.Options{Path: filepath.Join(home, "bgcmd.db")})
-	if err != nil {
-		log.Fatal(err)
-	}
 	pol := &policy.Policy{AllowedExecutables: []string{"/bin/echo"}, CwdRoot: home}
 	// In-process supervision; set Detached (and call runner.MaybeSupervise
 	// at the top of main) for commands that outlive the host.
-	r, err := runner.New(ctx, runner.Options{Store: store, Home: home, Policy: pol})
+	r, err := runner.New(ctx, runner.Options{Home: home, Policy: pol})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -42,7 +36,6 @@ func newExampleToolset() (ts *agenttools.Toolset, cleanup func()) {
 	}
 	return ts, func() {
 		r.Close(context.Background())
-		store.Close()
 		os.RemoveAll(home)
 	}
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bgcmd/bgcmd/agenttools"
+	"github.com/bgcmd/bgcmd/internal/jobstore"
 	"github.com/bgcmd/bgcmd/internal/testkit"
-	"github.com/bgcmd/bgcmd/jobstore"
 	"github.com/bgcmd/bgcmd/policy"
 	"github.com/bgcmd/bgcmd/runner"
 )

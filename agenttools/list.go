@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/bgcmd/bgcmd"
-	"github.com/bgcmd/bgcmd/jobstore"
+	"github.com/bgcmd/bgcmd/internal/jobstore"
 )
 
 // Page sizes of command_list.

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/bgcmd/bgcmd"
-	"github.com/bgcmd/bgcmd/jobstore"
+	"github.com/bgcmd/bgcmd/internal/jobstore"
 	"github.com/bgcmd/bgcmd/runner"
 )
 

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 
 	"github.com/bgcmd/bgcmd/gittools"
-	"github.com/bgcmd/bgcmd/jobstore"
 	"github.com/bgcmd/bgcmd/runner"
 )
 
@@ -42,13 +41,7 @@ func Example() {
 		return
 	}
 
-	st, err := jobstore.Open(ctx, jobstore.Options{Path: filepath.Join(home, "bgcmd.db")})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer st.Close()
-	ts, err := gittools.New(context.Background(), gittools.Options{Repo: repo, Runner: runner.Options{Store: st, Home: home}})
+	ts, err := gittools.New(context.Background(), gittools.Options{Repo: repo, Runner: runner.Options{Home: home}})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -1,13 +1,16 @@
-// Package jobstore is bgcmd's SQLite store: opening and migrating the
-// database, job rows, compare-and-set transitions with one job_events row
-// each, the per-session counters, history queries, refusals and retention.
+// Package jobstore is the read side of bgcmd's job store, for hosts and
+// audit tooling: a job's row and its event timeline, pages of history,
+// the per-session counters, the live event feed, read-only SQL over the
+// documented views, and the verification of the evidence chain.
 //
-// All SQL of the project lives here. The database is one file in WAL mode
-// shared by many processes (every detached supervisor is one): writes go
-// through a single connection per process with immediate transactions and a
-// busy timeout, reads through a small pool, and migrations run under a file
-// lock. Times are stored as fixed-width RFC 3339 UTC text, so they sort.
+// A Reader opens the database read-only: SQLite itself refuses every write
+// through it, so a host can read history while supervisors record it. The
+// writes (creating, claiming, settling, killing, pruning) belong to the
+// runner, which banks a job's output before its terminal row is written;
+// they live in an internal package so that no host can settle a job
+// without its evidence. Hosts start, wait for and kill jobs through
+// package runner, whose Options.Home names the same home.
 //
-// sql.ErrNoRows becomes bgcmd.ErrNotFound; a transition that finds the job
-// in another state returns an error wrapping bgcmd.ErrInvalidTransition.
+// The schema itself is a public interface: docs/schema.md documents the
+// tables and views that Query reads.
 package jobstore

@@ -2,51 +2,59 @@ package jobstore_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
+	"time"
 
-	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/jobstore"
+	"github.com/bgcmd/bgcmd/policy"
+	"github.com/bgcmd/bgcmd/runner"
 )
 
-// Example records a job's life by hand — what the runner does for every
-// job — and reads the history and counters back, as audit tooling would.
+// Example reads a home's history as audit tooling does: a runner records a
+// failed command, then a Reader lists the unread failures, counts them
+// and asks the failures_by_exe view which executable fails.
 func Example() {
 	ctx := context.Background()
-	dir, _ := os.MkdirTemp("", "bgcmd-example-")
-	defer os.RemoveAll(dir)
-	s, err := jobstore.Open(ctx, jobstore.Options{Path: filepath.Join(dir, "bgcmd.db")})
+	home, _ := os.MkdirTemp("", "bgcmd-example-")
+	defer os.RemoveAll(home)
+
+	r, err := runner.New(ctx, runner.Options{Home: home,
+		Policy: &policy.Policy{AllowedExecutables: []string{"/usr/bin/false"}, CwdRoot: home}})
 	if err != nil {
 		panic(err)
 	}
-	defer s.Close()
-
-	j := &bgcmd.Job{Session: "ci", Argv: []string{"/usr/bin/make", "test"}, Exe: "/usr/bin/make", Cwd: "/src"}
-	if err := s.Create(ctx, j); err != nil {
+	job, err := r.Start(ctx, []string{"/usr/bin/false"}, runner.StartOptions{Session: "ci"})
+	if err != nil {
 		panic(err)
 	}
-	code := 2
-	if _, err := s.Settle(ctx, jobstore.SettleParams{ID: j.ID, To: bgcmd.StateExited, ExitCode: &code}); err != nil {
+	if _, err := r.Await(ctx, job.ID, time.Minute); err != nil {
 		panic(err)
 	}
-	// A second settle is refused: a settled job never changes.
-	_, err = s.Settle(ctx, jobstore.SettleParams{ID: j.ID, To: bgcmd.StateKilled})
-	fmt.Println(errors.Is(err, bgcmd.ErrInvalidTransition))
+	r.Close(ctx)
 
-	c, _ := s.Counters(ctx, "ci")
-	fmt.Printf("%+v\n", c)
-	page, _ := s.List(ctx, jobstore.ListParams{Session: "ci", Unread: true})
-	for _, got := range page.Jobs {
-		fmt.Println(got.Argv, got.State, *got.ExitCode)
+	rd, err := jobstore.Open(ctx, home)
+	if err != nil {
+		panic(err)
 	}
-	s.MarkSeen(ctx, j.ID)
-	c, _ = s.Counters(ctx, "ci")
+	defer rd.Close()
+	page, _ := rd.List(ctx, jobstore.ListParams{Session: "ci", Unread: true})
+	for _, j := range page.Jobs {
+		fmt.Println(j.Argv, j.State, *j.ExitCode)
+	}
+	c, _ := rd.Counters(ctx, "ci")
 	fmt.Printf("%+v\n", c)
+	err = rd.Query(ctx, `SELECT exe, jobs, failures FROM failures_by_exe`,
+		func([]string) error { return nil },
+		func(row jobstore.QueryRow) error {
+			fmt.Println(row...)
+			return nil
+		})
+	if err != nil {
+		panic(err)
+	}
 	// Output:
-	// true
+	// [/usr/bin/false] exited 1
 	// {Running:0 Finished:1 Queued:0}
-	// [/usr/bin/make test] exited 2
-	// {Running:0 Finished:0 Queued:0}
+	// /usr/bin/false 1 1
 }

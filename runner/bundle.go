@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/bgcmd/bgcmd"
-	"github.com/bgcmd/bgcmd/jobstore"
+	"github.com/bgcmd/bgcmd/internal/jobstore"
 )
 
 // BundleFormat names the evidence bundle layout written by Export.

@@ -16,7 +16,7 @@ import (
 	"strings"
 
 	"github.com/bgcmd/bgcmd"
-	"github.com/bgcmd/bgcmd/jobstore"
+	"github.com/bgcmd/bgcmd/internal/jobstore"
 )
 
 // maxBundleMeta bounds manifest.json and SHA256SUMS as read into memory.

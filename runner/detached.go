@@ -23,7 +23,7 @@ import (
 
 	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/artifacts"
-	"github.com/bgcmd/bgcmd/jobstore"
+	"github.com/bgcmd/bgcmd/internal/jobstore"
 )
 
 // SuperviseCommand is the hidden first argument with which the bgcmd binary

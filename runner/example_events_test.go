@@ -4,29 +4,23 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
-	"github.com/bgcmd/bgcmd/jobstore"
 	"github.com/bgcmd/bgcmd/policy"
 	"github.com/bgcmd/bgcmd/runner"
 )
 
-// exampleRunner opens a store and an in-process runner in a temporary home
+// exampleRunner opens an in-process runner (and its store) in a temporary home
 // that allows /usr/bin/printf and /usr/bin/sleep.
 func exampleRunner(ctx context.Context) (r *runner.Runner, done func()) {
 	home, _ := os.MkdirTemp("", "bgcmd-example-")
-	store, err := jobstore.Open(ctx, jobstore.Options{Path: filepath.Join(home, "bgcmd.db")})
-	if err != nil {
-		panic(err)
-	}
-	r, err = runner.New(ctx, runner.Options{Store: store, Home: home, Policy: &policy.Policy{
+	r, err := runner.New(ctx, runner.Options{Home: home, Policy: &policy.Policy{
 		AllowedExecutables: []string{"/usr/bin/printf", "/usr/bin/sleep"}, CwdRoot: home}})
 	if err != nil {
 		panic(err)
 	}
-	return r, func() { r.Close(context.Background()); store.Close(); os.RemoveAll(home) }
+	return r, func() { r.Close(context.Background()); os.RemoveAll(home) }
 }
 
 // ExampleRunner_Events subscribes to the settles of a session: the

@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"time"
 
-	"github.com/bgcmd/bgcmd/jobstore"
 	"github.com/bgcmd/bgcmd/policy"
 	"github.com/bgcmd/bgcmd/runner"
 )
@@ -22,12 +20,7 @@ func ExampleRunner_AwaitOutput() {
 		panic(err)
 	}
 	defer os.RemoveAll(home)
-	store, err := jobstore.Open(ctx, jobstore.Options{Path: filepath.Join(home, "bgcmd.db")})
-	if err != nil {
-		panic(err)
-	}
-	defer store.Close()
-	r, err := runner.New(ctx, runner.Options{Store: store, Home: home,
+	r, err := runner.New(ctx, runner.Options{Home: home,
 		Policy: &policy.Policy{AllowedExecutables: []string{"/usr/bin/printf"}, CwdRoot: home}})
 	if err != nil {
 		panic(err)

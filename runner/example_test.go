@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/bgcmd/bgcmd/artifacts"
-	"github.com/bgcmd/bgcmd/jobstore"
 	"github.com/bgcmd/bgcmd/policy"
 	"github.com/bgcmd/bgcmd/runner"
 )
@@ -23,14 +21,8 @@ func Example() {
 	home, _ := os.MkdirTemp("", "bgcmd-example-")
 	defer os.RemoveAll(home)
 
-	store, err := jobstore.Open(ctx, jobstore.Options{Path: filepath.Join(home, "bgcmd.db")})
-	if err != nil {
-		panic(err)
-	}
-	defer store.Close()
 	r, err := runner.New(ctx, runner.Options{
-		Store: store,
-		Home:  home,
+		Home: home,
 		Policy: &policy.Policy{
 			AllowedExecutables: []string{"/usr/bin/printf"},
 			CwdRoot:            home,
@@ -82,9 +74,7 @@ func ExampleRunner_Start_refused() {
 	ctx := context.Background()
 	home, _ := os.MkdirTemp("", "bgcmd-example-")
 	defer os.RemoveAll(home)
-	store, _ := jobstore.Open(ctx, jobstore.Options{Path: filepath.Join(home, "bgcmd.db")})
-	defer store.Close()
-	r, _ := runner.New(ctx, runner.Options{Store: store, Home: home,
+	r, _ := runner.New(ctx, runner.Options{Home: home,
 		Policy: &policy.Policy{AllowedExecutables: []string{"/usr/bin/make"}, CwdRoot: home}})
 
 	_, err := r.Start(ctx, []string{"make test && make lint"}, runner.StartOptions{})
@@ -102,9 +92,7 @@ func ExampleRunner_Kill() {
 	ctx := context.Background()
 	home, _ := os.MkdirTemp("", "bgcmd-example-")
 	defer os.RemoveAll(home)
-	store, _ := jobstore.Open(ctx, jobstore.Options{Path: filepath.Join(home, "bgcmd.db")})
-	defer store.Close()
-	r, _ := runner.New(ctx, runner.Options{Store: store, Home: home,
+	r, _ := runner.New(ctx, runner.Options{Home: home,
 		Policy: &policy.Policy{AllowedExecutables: []string{"/usr/bin/sleep"}, CwdRoot: home}})
 	defer r.Close(context.Background())
 

@@ -10,7 +10,7 @@ import (
 	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/artifacts"
 	"github.com/bgcmd/bgcmd/internal/flock"
-	"github.com/bgcmd/bgcmd/jobstore"
+	"github.com/bgcmd/bgcmd/internal/jobstore"
 )
 
 // ReconcileReport says what one reconcile pass did.

@@ -14,7 +14,7 @@ import (
 
 	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/artifacts"
-	"github.com/bgcmd/bgcmd/jobstore"
+	"github.com/bgcmd/bgcmd/internal/jobstore"
 )
 
 // PruneReport is what Prune did: the store's result plus the files removed.

@@ -10,17 +10,20 @@ import (
 	"time"
 
 	"github.com/bgcmd/bgcmd/artifacts"
-	"github.com/bgcmd/bgcmd/jobstore"
+	"github.com/bgcmd/bgcmd/internal/jobstore"
 	"github.com/bgcmd/bgcmd/policy"
 )
 
 // Options configure a Runner. Zero values take the documented defaults.
 type Options struct {
-	// Store is the open job store (required).
-	Store *jobstore.Store
-	// Home is the state directory: logs under jobs/, artifacts under
-	// artifacts/ (required).
+	// Home is the state directory: the database bgcmd.db, logs under
+	// jobs/, artifacts under artifacts/ (required).
 	Home string
+	// Store is an already open store of Home's database, for bgcmd's own
+	// packages (its type is internal: the store's writes are the runner's
+	// alone). Hosts leave it nil; the runner then opens Home's database
+	// and closes it in Close. Hosts read history through package jobstore.
+	Store *jobstore.Store
 	// Policy checks every start; nil refuses every start.
 	Policy *policy.Policy
 	// Detached runs each supervisor as its own process (the bgcmd binary
@@ -62,6 +65,7 @@ type Options struct {
 // Runner starts and supervises jobs. It is safe for concurrent use.
 type Runner struct {
 	store    *jobstore.Store
+	ownStore bool // opened by New, closed by Close
 	home     string
 	jobsDir  string
 	arts     *artifacts.Store
@@ -79,12 +83,10 @@ type Runner struct {
 	wg   sync.WaitGroup
 }
 
-// New makes a Runner over an open store. Unless opts.SkipReconcile is set
-// it first reconciles this host's jobs whose supervisor died.
+// New makes a Runner over the home's store, opening (and creating) its
+// database unless opts.Store is set. Unless opts.SkipReconcile is set it
+// first reconciles this host's jobs whose supervisor died.
 func New(ctx context.Context, opts Options) (*Runner, error) {
-	if opts.Store == nil {
-		return nil, errors.New("new runner: nil store")
-	}
 	if opts.Home == "" {
 		return nil, errors.New("new runner: empty home directory")
 	}
@@ -92,6 +94,25 @@ func New(ctx context.Context, opts Options) (*Runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new runner: %w", err)
 	}
+	ownStore := opts.Store == nil
+	if ownStore {
+		if opts.Store, err = jobstore.Open(ctx, jobstore.Options{Path: filepath.Join(home, "bgcmd.db")}); err != nil {
+			return nil, fmt.Errorf("new runner: %w", err)
+		}
+	}
+	r, err := newRunner(ctx, home, opts)
+	if err != nil {
+		if ownStore {
+			opts.Store.Close()
+		}
+		return nil, err
+	}
+	r.ownStore = ownStore
+	return r, nil
+}
+
+func newRunner(ctx context.Context, home string, opts Options) (*Runner, error) {
+	var err error
 	if opts.Session == "" {
 		opts.Session = "default"
 	}
@@ -134,7 +155,8 @@ func (r *Runner) Policy() *policy.Policy { return r.policy }
 // Close waits for the runner's in-process supervisors to finish, and for
 // the on_settle hooks this process started (each bounded by its timeout),
 // or until ctx is done: then it returns an error wrapping ctx.Err() and
-// the supervisors go on settling their jobs. Detached supervisors are
+// the supervisors go on settling their jobs (a store the runner opened
+// stays open for them). Then it closes the store it opened. Detached supervisors are
 // independent processes and keep running.
 func (r *Runner) Close(ctx context.Context) error {
 	done := make(chan struct{})
@@ -145,6 +167,9 @@ func (r *Runner) Close(ctx context.Context) error {
 	}()
 	select {
 	case <-done:
+		if r.ownStore {
+			return r.store.Close()
+		}
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("close runner: in-process jobs still running: %w", ctx.Err())

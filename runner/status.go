@@ -10,7 +10,7 @@ import (
 
 	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/artifacts"
-	"github.com/bgcmd/bgcmd/jobstore"
+	"github.com/bgcmd/bgcmd/internal/jobstore"
 )
 
 // Status returns the job's status with its tail preview and the session's

@@ -7,7 +7,7 @@ import (
 	"os"
 
 	"github.com/bgcmd/bgcmd/artifacts"
-	"github.com/bgcmd/bgcmd/jobstore"
+	"github.com/bgcmd/bgcmd/internal/jobstore"
 )
 
 // ChainArtifactMismatch is the problem of a banked file that no longer

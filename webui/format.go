@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/bgcmd/bgcmd"
-	"github.com/bgcmd/bgcmd/jobstore"
+	"github.com/bgcmd/bgcmd/internal/jobstore"
 )
 
 // funcs are the template helpers. None returns template.HTML: every value

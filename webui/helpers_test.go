@@ -13,8 +13,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/bgcmd/bgcmd/internal/jobstore"
 	"github.com/bgcmd/bgcmd/internal/testkit"
-	"github.com/bgcmd/bgcmd/jobstore"
 	"github.com/bgcmd/bgcmd/policy"
 	"github.com/bgcmd/bgcmd/runner"
 	"github.com/bgcmd/bgcmd/webui"

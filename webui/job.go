@@ -5,7 +5,7 @@ import (
 	"os"
 
 	"github.com/bgcmd/bgcmd"
-	"github.com/bgcmd/bgcmd/jobstore"
+	"github.com/bgcmd/bgcmd/internal/jobstore"
 )
 
 // streamInfo is what the job page says about one output stream.

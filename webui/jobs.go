@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/bgcmd/bgcmd"
-	"github.com/bgcmd/bgcmd/jobstore"
+	"github.com/bgcmd/bgcmd/internal/jobstore"
 )
 
 // defaultJobsPage is how many jobs the jobs page shows by default.

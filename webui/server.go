@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/bgcmd/bgcmd/artifacts"
-	"github.com/bgcmd/bgcmd/jobstore"
+	"github.com/bgcmd/bgcmd/internal/jobstore"
 )
 
 // MinTokenLen is the shortest token New accepts.

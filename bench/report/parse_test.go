@@ -43,7 +43,7 @@ func TestParseReadsEveryResultLineWithItsPackageAndMetrics(t *testing.T) {
 		require.NotEmpty(t, res.Units, res.Name)
 		require.Len(t, res.Metrics, len(res.Units), "%s: every unit once", res.Name)
 	}
-	require.Equal(t, map[string]bool{"artifacts": true, "cmd/bgcmd": true, "jobstore": true, "policy": true, "runner": true, "soak": true, "webui": true}, pkgs,
+	require.Equal(t, map[string]bool{"artifacts": true, "cmd/bgcmd": true, "internal/jobstore": true, "policy": true, "runner": true, "soak": true, "webui": true}, pkgs,
 		"package paths lose the module prefix")
 
 	capture := find(r, "runner", "BenchmarkCaptureLargeWrites")

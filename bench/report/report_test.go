@@ -215,7 +215,7 @@ func indexOf(t *testing.T, name string) int {
 func TestEveryFigureNamesABenchmarkThatExists(t *testing.T) {
 	exists := map[string]bool{}
 	fset := token.NewFileSet()
-	for _, pkg := range []string{"artifacts", "jobstore", "policy", "runner", "soak", "webui", "cmd/bgcmd"} {
+	for _, pkg := range []string{"artifacts", "internal/jobstore", "policy", "runner", "soak", "webui", "cmd/bgcmd"} {
 		files, err := filepath.Glob(filepath.Join("..", "..", pkg, "*_test.go"))
 		require.NoError(t, err)
 		for _, file := range files {

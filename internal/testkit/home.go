@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bgcmd/bgcmd/jobstore"
+	"github.com/bgcmd/bgcmd/internal/jobstore"
 	"github.com/bgcmd/bgcmd/runner"
 )
 

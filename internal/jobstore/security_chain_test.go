@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bgcmd/bgcmd"
-	"github.com/bgcmd/bgcmd/jobstore"
+	"github.com/bgcmd/bgcmd/internal/jobstore"
 )
 
 // chainFixture is a store with three settled jobs (one with banked

@@ -7,7 +7,7 @@ import (
 
 // ChainBackfillVersion is the goose version of the Go migration that chains
 // existing rows, for the external tests.
-const ChainBackfillVersion = chainBackfillVersion
+var ChainBackfillVersion = chainBackfillVersion
 
 // RemoveChainBenchStore removes the million-event store the chain benchmark
 // built, if it did.

@@ -6,13 +6,15 @@ import (
 	"fmt"
 
 	"github.com/pressly/goose/v3"
+
+	"github.com/bgcmd/bgcmd/migrations"
 )
 
 // chainBackfillVersion is the goose version of the Go migration that chains
 // the rows recorded before the chain existed. It runs after the SQL
 // migrations that add the chain's columns (00008_chain.sql) and rebuild the
 // jobs table for the queue (00009_queue.sql).
-const chainBackfillVersion = 10
+var chainBackfillVersion = migrations.GoVersions[0]
 
 // goMigrations are the migrations written in Go, registered with the goose
 // provider beside the embedded SQL ones.

@@ -13,7 +13,7 @@ import (
 // hashes link: an auditor following the page gets bgcmd's bytes.
 func TestChainWorkedExampleInTheSchemaDocs(t *testing.T) {
 	t.Parallel()
-	doc, err := os.ReadFile("../docs/schema.md")
+	doc, err := os.ReadFile("../../docs/schema.md")
 	require.NoError(t, err)
 	var texts []string
 	for _, line := range strings.Split(string(doc), "\n") {
