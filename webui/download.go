@@ -16,12 +16,7 @@ import (
 // an artifact changed since banking is an error page, never its bytes.
 func (s *Server) handleDownload(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	rec, err := s.job(ctx, r)
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	st, err := streamParam(r)
+	rec, st, err := s.jobStream(ctx, r)
 	if err != nil {
 		s.fail(w, err)
 		return

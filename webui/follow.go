@@ -34,12 +34,7 @@ type followEnd struct {
 // the log every FollowInterval; it writes nothing anywhere.
 func (s *Server) handleFollow(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	rec, err := s.job(ctx, r)
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	st, err := streamParam(r)
+	rec, st, err := s.jobStream(ctx, r)
 	if err != nil {
 		s.fail(w, err)
 		return

@@ -49,12 +49,7 @@ type outputBody struct {
 
 func (s *Server) handleOutput(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	rec, err := s.job(ctx, r)
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	st, err := streamParam(r)
+	rec, st, err := s.jobStream(ctx, r)
 	if err != nil {
 		s.fail(w, err)
 		return

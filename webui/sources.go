@@ -28,6 +28,20 @@ func (s *Server) job(ctx context.Context, r *http.Request) (*jobstore.Record, er
 	return rec, err
 }
 
+// jobStream reads the job a stream route names and the stream it asks
+// for (stdout when none).
+func (s *Server) jobStream(ctx context.Context, r *http.Request) (*jobstore.Record, bgcmd.Stream, error) {
+	rec, err := s.job(ctx, r)
+	if err != nil {
+		return nil, "", err
+	}
+	st, err := streamParam(r)
+	if err != nil {
+		return nil, "", err
+	}
+	return rec, st, nil
+}
+
 // source locates a job stream's bytes without writing anything: the live
 // log under jobs/<id>/ while the job runs, the banked artifact after (with
 // the artifact row, nil while running). The id comes from the store's own
