@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 // progress notifications.
 type watchedServer struct {
 	*mcpServer
+	env      *mcpEnv
 	updates  chan string
 	progress chan string
 }
@@ -53,6 +55,7 @@ func (e *mcpEnv) startWatched(t *testing.T) *watchedServer {
 	s.cs = cs
 	t.Cleanup(func() { cs.Close() })
 	ws.mcpServer = s
+	ws.env = e
 	return ws
 }
 
@@ -86,7 +89,14 @@ func (ws *watchedServer) expectUpdate(uri string) {
 				return
 			}
 		case <-deadline:
-			ws.t.Fatalf("no notifications/resources/updated for %s; server stderr:\n%s", uri, ws.stderr)
+			job := "(not a job)"
+			if id, ok := strings.CutPrefix(uri, "bgcmd://jobs/"); ok {
+				cmd := exec.Command(mcpBinary(ws.t), "--json", "status", id)
+				cmd.Env = append(os.Environ(), "BGCMD_HOME="+ws.env.home, "BGCMD_SESSION=agent-1")
+				out, err := cmd.CombinedOutput()
+				job = fmt.Sprintf("%s (%v)", out, err)
+			}
+			ws.t.Fatalf("no notifications/resources/updated for %s; the job: %s; server stderr:\n%s", uri, job, ws.stderr)
 		}
 	}
 }
