@@ -94,6 +94,16 @@ type Policy struct {
 	// MaxRunning bounds the running jobs of each session on this host; a
 	// start beyond it is queued until a slot frees. 0 means no limit.
 	MaxRunning int
+	// MaxMemory, when set, is each job's memory limit in bytes (memory.max
+	// of its cgroup, which the kernel enforces by killing the job) and the
+	// ceiling of a per-start one. It needs Cgroup. 0: no limit unless a
+	// start sets one.
+	MaxMemory int64
+	// MaxProcesses, when set, bounds the processes (tasks) of each job at
+	// once (pids.max of its cgroup: a fork beyond it fails) and is the
+	// ceiling of a per-start bound. It needs Cgroup. 0: no bound unless a
+	// start sets one.
+	MaxProcesses int
 	// Groups are the named groups a start may select (run --group NAME),
 	// each with its own running limit; a start naming another group is
 	// refused with CodeUnknownGroup.
@@ -117,6 +127,11 @@ type Request struct {
 	Timeout time.Duration
 	// MaxOutputBytes 0 means the policy value; above it is refused.
 	MaxOutputBytes int64
+	// MaxMemory and MaxProcesses 0 mean the policy's (MaxMemory,
+	// MaxProcesses); above them is refused, and so is any value when the
+	// policy has no Cgroup to enforce it.
+	MaxMemory    int64
+	MaxProcesses int
 }
 
 // Decision is an allowed start, fully resolved: the runner uses exactly
@@ -152,6 +167,10 @@ type Decision struct {
 	Timeout, KillGrace time.Duration
 	// MaxOutputBytes is the effective per-stream cap.
 	MaxOutputBytes int64
+	// MaxMemory and MaxProcesses are the effective limits of the job's
+	// cgroup (memory.max, pids.max); 0 means none.
+	MaxMemory    int64
+	MaxProcesses int
 }
 
 // Close releases the decision's open directory. It is safe to call more
@@ -201,6 +220,9 @@ func (p *Policy) Check(req Request) (*Decision, error) {
 		EnvNames:    names,
 	}
 	if r := p.limits(req, d); r != nil {
+		return nil, r
+	}
+	if r := p.resources(req, d); r != nil {
 		return nil, r
 	}
 	root, resolved, r := p.resolveCwd(req.Cwd)
@@ -272,6 +294,9 @@ func (p *Policy) validateLimits() error {
 	}
 	if err := checkSearchPath(p.Path); err != nil {
 		return &policyError{keyPath, err.Error()}
+	}
+	if err := p.validateResources(); err != nil {
+		return err
 	}
 	return p.validateEnvPatterns()
 }
