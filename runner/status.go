@@ -75,6 +75,7 @@ func (r *Runner) status(ctx context.Context, rec *jobstore.Record, markSeen bool
 		DurationMS: j.Duration(r.now()).Milliseconds(),
 		Usage:      j.Usage,
 		Group:      j.Group, After: j.After, RerunOf: j.RerunOf,
+		Limits:     j.ResourceLimits,
 	}
 	if j.State == bgcmd.StateQueued {
 		if pos, err := r.store.QueuePositions(ctx); err == nil {
