@@ -42,7 +42,7 @@ func enableControllers(root string, lim *bgcmd.ResourceLimits) error {
 	path := filepath.Join(root, "cgroup.subtree_control")
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return fmt.Errorf("cannot apply the job's limits: read %s: %v (check that the policy's cgroup is a delegated cgroup v2 directory)", path, err)
+		return fmt.Errorf("cannot apply the job's limits: read %s: %v (check that the policy's cgroup is a delegated cgroup v2 directory)", path, cause(err))
 	}
 	enabled := strings.Fields(string(b))
 	for _, c := range want {
@@ -50,7 +50,7 @@ func enableControllers(root string, lim *bgcmd.ResourceLimits) error {
 			continue
 		}
 		if err := os.WriteFile(path, []byte("+"+c), 0); err != nil {
-			return fmt.Errorf("cannot apply the job's limits: enable the %s controller in %s: %v (the policy's cgroup must hold no process itself, and its parent must offer %s in cgroup.subtree_control)", c, path, err, c)
+			return fmt.Errorf("cannot apply the job's limits: enable the %s controller in %s: %v (the policy's cgroup must list %s in its cgroup.controllers, enabled in its parent's cgroup.subtree_control, and hold no process itself)", c, path, cause(err), c)
 		}
 	}
 	return nil
@@ -76,10 +76,20 @@ func (c *jobCgroup) limit(lim *bgcmd.ResourceLimits) error {
 			continue // no swap accounting: nothing to swap past the limit with
 		}
 		if err != nil {
-			return fmt.Errorf("cannot apply the job's limits: write %s to %s: %v", w[1], filepath.Join(c.dir, w[0]), err)
+			return fmt.Errorf("cannot apply the job's limits: write %s to %s: %v", w[1], filepath.Join(c.dir, w[0]), cause(err))
 		}
 	}
 	return nil
+}
+
+// cause is the system error under a file operation's error, whose path the
+// message names already.
+func cause(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // limitEvents is what a limited cgroup's event counters say happened.
