@@ -74,8 +74,8 @@ func (r *Runner) status(ctx context.Context, rec *jobstore.Record, markSeen bool
 		CreatedAt: j.CreatedAt, StartedAt: j.StartedAt, FinishedAt: j.FinishedAt,
 		DurationMS: j.Duration(r.now()).Milliseconds(),
 		Usage:      j.Usage,
-		Group:      j.Group, After: j.After, RerunOf: j.RerunOf,
 		Limits:     j.ResourceLimits,
+		Group:      j.Group, After: j.After, RerunOf: j.RerunOf,
 	}
 	if j.State == bgcmd.StateQueued {
 		if pos, err := r.store.QueuePositions(ctx); err == nil {
