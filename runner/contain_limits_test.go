@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bgcmd/bgcmd"
-	"github.com/bgcmd/bgcmd/jobstore"
 	"github.com/bgcmd/bgcmd/policy"
 	"github.com/bgcmd/bgcmd/runner"
 )
@@ -208,9 +207,9 @@ func TestPerStartLimitsAreChecked(t *testing.T) {
 			require.ErrorAs(t, err, &ref)
 			require.Equal(t, policy.CodeOverLimit, ref.Code)
 			require.Contains(t, ref.Message, tt.msg)
-			res, err := e.store.List(ctx, jobstore.ListParams{})
+			c, err := e.r.Counters(ctx, "")
 			require.NoError(t, err)
-			require.Empty(t, res.Jobs)
+			require.Equal(t, bgcmd.Counters{}, c, "no job was created")
 			refs, err := e.store.Refusals(ctx, 10)
 			require.NoError(t, err)
 			require.Len(t, refs, 1)
