@@ -73,7 +73,7 @@ Example: {"argv": ["go", "test", "./..."], "cwd": "service", "wait_ms": 30000} r
 			{name: "max_memory_bytes", typ: "integer", min: 0, max: 1 << 50,
 				desc: "memory limit of the command and all its processes in bytes; above it the kernel kills the command; 0 or absent means the policy's max_memory"},
 			{name: "max_processes", typ: "integer", min: 0, max: policy.MaxProcessesCeiling,
-				desc: "most processes the command may have at once; a fork beyond it fails; 0 or absent means the policy's max_processes"},
+				desc: "most processes (threads included) the command may have at once; a fork beyond it fails; 0 or absent means the policy's max_processes"},
 			{name: "labels", typ: "object", maxLen: maxLabels,
 				desc: `free-form string tags stored with the command, e.g. {"purpose": "unit tests"}`},
 			{name: "wait_ms", typ: "integer", min: 0, max: maxWaitMS,

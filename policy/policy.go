@@ -99,8 +99,9 @@ type Policy struct {
 	// ceiling of a per-start one. It needs Cgroup. 0: no limit unless a
 	// start sets one.
 	MaxMemory int64
-	// MaxProcesses, when set, bounds the processes (tasks) of each job at
-	// once (pids.max of its cgroup: a fork beyond it fails) and is the
+	// MaxProcesses, when set, bounds the processes of each job at once,
+	// threads included (pids.max of its cgroup, which counts tasks: a fork
+	// or a new thread beyond it fails) and is the
 	// ceiling of a per-start bound. It needs Cgroup. 0: no bound unless a
 	// start sets one.
 	MaxProcesses int

@@ -77,7 +77,7 @@ when it could not be started.`,
 	f.StringVar(&o.timeout, "timeout", "", "bound the command (default: the policy's default_timeout)")
 	f.StringVar(&o.maxOutput, "max-output", "", "cap each stream at this size (default: the policy's max_output_bytes)")
 	f.StringVar(&o.maxMemory, "max-memory", "", "kill the job when its processes use more memory than this, e.g. 512MiB (its cgroup's memory.max; default: the policy's max_memory; needs the policy's cgroup)")
-	f.IntVar(&o.maxProcesses, "max-processes", 0, "fail the job's forks beyond this many processes at once (its cgroup's pids.max; default: the policy's max_processes; needs the policy's cgroup)")
+	f.IntVar(&o.maxProcesses, "max-processes", 0, "fail the job's forks beyond this many processes at once, threads included (its cgroup's pids.max; default: the policy's max_processes; needs the policy's cgroup)")
 	f.StringArrayVar(&o.env, "env", nil, "set an environment variable K=V (repeatable)")
 	f.BoolVar(&o.replaceEnv, "replace-env", false, "give the command exactly the --env variables, nothing inherited")
 	f.StringArrayVar(&o.labels, "label", nil, "tag the job with K=V (repeatable)")
