@@ -248,7 +248,8 @@ func (p *Policy) Check(req Request) (*Decision, error) {
 
 // Validate reports whether the policy is usable: CwdRoot set, absolute and
 // free of NUL bytes, no negative limit, MaxTimeout not below the effective
-// DefaultTimeout, every Path directory absolute, every environment entry a
+// DefaultTimeout, MaxMemory and MaxProcesses only with a Cgroup, every Path
+// directory absolute, every environment entry a
 // valid name or glob, and every allowlist entry one that argv[0] could
 // match.
 // It does not touch the filesystem; Check resolves CwdRoot when it runs.
