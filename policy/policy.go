@@ -249,9 +249,8 @@ func (p *Policy) Check(req Request) (*Decision, error) {
 // Validate reports whether the policy is usable: CwdRoot set, absolute and
 // free of NUL bytes, no negative limit, MaxTimeout not below the effective
 // DefaultTimeout, MaxMemory and MaxProcesses only with a Cgroup, every Path
-// directory absolute, every environment entry a
-// valid name or glob, and every allowlist entry one that argv[0] could
-// match.
+// directory absolute, every environment entry a valid name or glob, and
+// every allowlist entry one that argv[0] could match.
 // It does not touch the filesystem; Check resolves CwdRoot when it runs.
 func (p *Policy) Validate() error {
 	if err := p.validateLimits(); err != nil {
