@@ -24,16 +24,16 @@ func controllersOf(t *testing.T, dir string) []string {
 	return strings.Fields(string(b))
 }
 
-// limitingCgroup is delegatedCgroup with the memory and pids controllers
-// available to the job cgroups below it: where the parent offers them but
+// limitingCgroup is delegatedCgroup with the controllers given (memory,
+// pids) available to the job cgroups below it: where the parent offers them but
 // has not enabled them, the test enables them in the parent's
 // cgroup.subtree_control. Where the kernel cannot (a controller bound to a
 // cgroup v1 hierarchy, say) the test is skipped saying so.
-func limitingCgroup(t *testing.T) string {
+func limitingCgroup(t *testing.T, controllers ...string) string {
 	t.Helper()
 	dir := delegatedCgroup(t)
 	parent := filepath.Dir(dir)
-	for _, c := range []string{"memory", "pids"} {
+	for _, c := range controllers {
 		if slices.Contains(controllersOf(t, dir), c) {
 			continue
 		}
@@ -81,7 +81,7 @@ func lastDetail(t *testing.T, e *env, id string) map[string]any {
 // as a kill request; a job under the limit is left alone. Both modes.
 func TestAJobOverItsMemoryLimitIsKilled(t *testing.T) {
 	t.Parallel()
-	root := limitingCgroup(t)
+	root := limitingCgroup(t, "memory")
 	bin := usageFixture(t)
 	for _, detached := range []bool{false, true} {
 		t.Run(fmt.Sprintf("detached=%v", detached), func(t *testing.T) {
@@ -120,7 +120,7 @@ func TestAJobOverItsMemoryLimitIsKilled(t *testing.T) {
 // every process it started ends with it. Both modes.
 func TestAForkBombCannotExceedMaxProcesses(t *testing.T) {
 	t.Parallel()
-	root := limitingCgroup(t)
+	root := limitingCgroup(t, "pids")
 	for _, detached := range []bool{false, true} {
 		t.Run(fmt.Sprintf("detached=%v", detached), func(t *testing.T) {
 			e := newEnv(t, detached)
