@@ -63,6 +63,20 @@ type Job struct {
 	// Priority orders the queue: a higher priority is dispatched first,
 	// equal ones first in first out.
 	Priority int `json:"priority,omitempty"`
+	// ResourceLimits are the limits of the job's own cgroup; nil when it
+	// has none.
+	ResourceLimits *ResourceLimits `json:"limits,omitempty"`
+}
+
+// ResourceLimits are the limits a job runs under in its own cgroup (policy
+// max_memory and max_processes, or smaller per-start values). Zero means no
+// limit.
+type ResourceLimits struct {
+	// MemoryMaxBytes is its cgroup's memory.max: past it the kernel kills
+	// the job.
+	MemoryMaxBytes int64 `json:"memory_max_bytes,omitempty"`
+	// PidsMax is its cgroup's pids.max: a fork past it fails.
+	PidsMax int `json:"pids_max,omitempty"`
 }
 
 // Duration is the job's run time so far (running) or in total (settled).

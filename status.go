@@ -57,6 +57,9 @@ type Status struct {
 	Group   string   `json:"group,omitempty"`
 	After   []string `json:"after,omitempty"`
 	RerunOf string   `json:"rerun_of,omitempty"`
+	// Limits are the limits of the job's own cgroup (memory.max,
+	// pids.max); absent when it has none.
+	Limits *ResourceLimits `json:"limits,omitempty"`
 	// QueuePosition is a queued job's 1-based place in its group's
 	// first-in-first-out order (0 when not queued).
 	QueuePosition int `json:"queue_position,omitempty"`

@@ -44,6 +44,8 @@ func TestBadInputIsAToolErrorNamingTheReason(t *testing.T) {
 		{"argv of numbers", "run_command_bg", `{"argv": ["` + script + `", 3]}`, agenttools.CodeInvalidArguments, "argv[1] must be a string"},
 		{"env of numbers", "run_command_bg", `{"argv": ["` + script + `"], "env": {"N": 1}}`, agenttools.CodeInvalidArguments, `env["N"] must be a string`},
 		{"policy over limit", "run_command_bg", `{"argv": ["` + script + `"], "timeout_ms": 3600000}`, "over_limit", "ceiling"},
+		{"memory limit without a cgroup", "run_command_bg", `{"argv": ["` + script + `"], "max_memory_bytes": 536870912}`, "over_limit", "max memory 512MiB cannot be enforced: the policy has no cgroup"},
+		{"negative process bound", "run_command_bg", `{"argv": ["` + script + `"], "max_processes": -1}`, agenttools.CodeInvalidArguments, "below its minimum"},
 		{"not allowlisted", "run_command_bg", `{"argv": ["/bin/ls"]}`, "not_allowlisted", "/bin/ls"},
 		{"cwd escape", "run_command_bg", `{"argv": ["` + script + `"], "cwd": "../.."}`, "cwd_escape", "outside"},
 		{"single word string argv", "run_command_bg", `{"argv": "make"}`, agenttools.CodeInvalidArguments, "must be an array of strings"},

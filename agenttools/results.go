@@ -35,6 +35,8 @@ type Status struct {
 	// banked artifact (sha256, artifact_id) and whether it hit the cap.
 	Stdout bgcmd.StreamStatus `json:"stdout"`
 	Stderr bgcmd.StreamStatus `json:"stderr"`
+	// Limits are the command's memory and process limits, when it has any.
+	Limits *bgcmd.ResourceLimits `json:"limits,omitempty"`
 	// TailPreview is at most bgcmd.MaxPreviewChars characters from the end
 	// of the output.
 	TailPreview string `json:"tail_preview"`
@@ -62,7 +64,7 @@ func newStatus(st *bgcmd.Status) *Status {
 		Signal: st.Signal, Error: st.Error, PID: st.PID, Argv: st.Argv, Cwd: st.Cwd,
 		Labels: st.Labels, CreatedAt: st.CreatedAt, StartedAt: st.StartedAt,
 		FinishedAt: st.FinishedAt, DurationMS: st.DurationMS, Stdout: st.Stdout,
-		Stderr: st.Stderr, TailPreview: st.TailPreview,
+		Stderr: st.Stderr, TailPreview: st.TailPreview, Limits: st.Limits,
 		Group: st.Group, QueuePosition: st.QueuePosition, RerunOf: st.RerunOf,
 	}
 	s.Next = s.next()

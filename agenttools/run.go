@@ -34,6 +34,8 @@ type runArgs struct {
 	Env            map[string]string `json:"env"`
 	TimeoutMS      int64             `json:"timeout_ms"`
 	MaxOutputBytes int64             `json:"max_output_bytes"`
+	MaxMemoryBytes int64             `json:"max_memory_bytes"`
+	MaxProcesses   int64             `json:"max_processes"`
 	Labels         map[string]string `json:"labels"`
 	WaitMS         int64             `json:"wait_ms"`
 	Group          string            `json:"group"`
@@ -52,7 +54,7 @@ The command is an argv array, never a shell line: argv[0] is exactly an allowed 
 
 The command keeps running after this call returns, even if wait_ms elapses first (waiting never kills it). Its complete stdout and stderr are kept: read them with command_output, check on it with command_status or command_wait, stop it with command_kill. Every result carries counters {running, finished, queued} for this session: finished counts commands that have ended and not been read yet; queued counts commands waiting for a slot (group) or for their dependencies (after).
 
-Limits: wait_ms at most 600000 (10 minutes); timeout_ms and max_output_bytes at most the policy's ceilings (0 or absent means the policy default). A command over its timeout gets SIGTERM, then SIGKILL; output beyond max_output_bytes per stream stops the command (state output_limit).
+Limits: wait_ms at most 600000 (10 minutes); timeout_ms, max_output_bytes, max_memory_bytes and max_processes at most the policy's ceilings (0 or absent means the policy default). A command over its timeout gets SIGTERM, then SIGKILL; output beyond max_output_bytes per stream stops the command (state output_limit); a command over max_memory_bytes is killed by the kernel (state exited, signal SIGKILL, error says memory limit); beyond max_processes its forks fail. The memory and process limits need a policy with a cgroup.
 
 Example: {"argv": ["go", "test", "./..."], "cwd": "service", "wait_ms": 30000} runs the tests; if they finish within 30 s the result is settled with exit_code and tail_preview, otherwise it is "running" and you can keep working.`,
 			Annotations: Annotations{Destructive: true},
@@ -68,6 +70,10 @@ Example: {"argv": ["go", "test", "./..."], "cwd": "service", "wait_ms": 30000} r
 				desc: "kill the command after this many milliseconds; 0 or absent means the policy default"},
 			{name: "max_output_bytes", typ: "integer", min: 0, max: 1 << 50,
 				desc: "cap on each of stdout and stderr in bytes; 0 or absent means the policy's cap"},
+			{name: "max_memory_bytes", typ: "integer", min: 0, max: 1 << 50,
+				desc: "memory limit of the command and all its processes in bytes; above it the kernel kills the command; 0 or absent means the policy's max_memory"},
+			{name: "max_processes", typ: "integer", min: 0, max: policy.MaxProcessesCeiling,
+				desc: "most processes (threads included) the command may have at once; a fork beyond it fails; 0 or absent means the policy's max_processes"},
 			{name: "labels", typ: "object", maxLen: maxLabels,
 				desc: `free-form string tags stored with the command, e.g. {"purpose": "unit tests"}`},
 			{name: "wait_ms", typ: "integer", min: 0, max: maxWaitMS,
@@ -119,6 +125,8 @@ func (t *Toolset) run(ctx context.Context, raw json.RawMessage) (counted, error)
 		Cwd: cwd, Env: a.Env, Session: t.session, Labels: a.Labels,
 		Timeout:        time.Duration(a.TimeoutMS) * time.Millisecond,
 		MaxOutputBytes: a.MaxOutputBytes,
+		MaxMemory:      a.MaxMemoryBytes,
+		MaxProcesses:   int(a.MaxProcesses),
 		Group:          a.Group, After: a.After, Priority: int(a.Priority),
 	})
 	if err != nil {

@@ -4,7 +4,10 @@ package policy
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -27,4 +30,24 @@ func checkCgroup(dir string) error {
 		return fmt.Errorf("%s is not writable: delegate it to this user first", dir)
 	}
 	return nil
+}
+
+// checkController says why the cgroup dir cannot limit its child cgroups
+// with controller (memory, pids): the controller must be listed in its
+// cgroup.controllers, that is enabled in its parent's cgroup.subtree_control.
+func checkController(dir, controller string) error {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
+	if err != nil {
+		return fmt.Errorf("read the controllers of cgroup %s: %v", dir, err)
+	}
+	have := strings.Fields(string(b))
+	if slices.Contains(have, controller) {
+		return nil
+	}
+	listed := "none"
+	if len(have) > 0 {
+		listed = strings.Join(have, " ")
+	}
+	return fmt.Errorf("the %s controller is not available in cgroup %s (its cgroup.controllers lists: %s): enable it in the parent's cgroup.subtree_control (+%s); a controller still bound to a cgroup v1 hierarchy is never available in cgroup v2",
+		controller, dir, listed, controller)
 }

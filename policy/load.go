@@ -30,10 +30,12 @@ const (
 	keyOnSettleTime   = "on_settle_timeout"
 	keyMaxRunning     = "max_running"
 	keyGroups         = "groups"
+	keyMaxMemory      = "max_memory"
+	keyMaxProcesses   = "max_processes"
 )
 
 // knownKeys lists the policy file keys, sorted.
-var knownKeys = []string{keyAllowed, keyAllowedEnv, keyCgroup, keyCwdRoot, keyDefaultTimeout, keyDeniedEnv, keyGroups, keyKillGrace, keyMaxOutputBytes, keyMaxRunning, keyMaxTimeout, keyOnSettle, keyOnSettleTime, keyPath}
+var knownKeys = []string{keyAllowed, keyAllowedEnv, keyCgroup, keyCwdRoot, keyDefaultTimeout, keyDeniedEnv, keyGroups, keyKillGrace, keyMaxMemory, keyMaxOutputBytes, keyMaxProcesses, keyMaxRunning, keyMaxTimeout, keyOnSettle, keyOnSettleTime, keyPath}
 
 // LoadError is a policy file that cannot be used. It names the file and,
 // when known, the key and the 1-based line.
@@ -100,6 +102,8 @@ func Load(path string) (*Policy, error) {
 //	on_settle = ["/usr/local/bin/notify-build", "--channel", "ci"]
 //	on_settle_timeout = "10s"
 //	max_running = 8
+//	max_memory = "2GiB"
+//	max_processes = 512
 //
 //	[groups.tests]
 //	max_running = 2
@@ -110,7 +114,9 @@ func Load(path string) (*Policy, error) {
 // the search path for bare allowlisted names (absolute directories separated
 // by ':'); allowed_env and denied_env hold variable names or path.Match
 // globs (see Policy.AllowedEnv and Policy.DeniedEnv). on_settle is an argv
-// whose first element is an absolute path (see Policy.OnSettle). Unknown
+// whose first element is an absolute path (see Policy.OnSettle).
+// max_memory (a size: bytes, or a string with a unit) and max_processes need
+// cgroup, with the memory and pids controllers available in it. Unknown
 // keys, wrong types, bad values and syntax errors are *LoadError values that
 // name the file, the key and the line.
 func Parse(name string, data []byte) (*Policy, error) {
@@ -136,6 +142,9 @@ func Parse(name string, data []byte) (*Policy, error) {
 	if err := d.onSettle(); err != nil {
 		return nil, err
 	}
+	if err := d.resourceKeys(md.IsDefined); err != nil {
+		return nil, err
+	}
 	p := &Policy{
 		File:               name,
 		AllowedExecutables: d.AllowedExecutables.list,
@@ -151,6 +160,8 @@ func Parse(name string, data []byte) (*Policy, error) {
 		OnSettle:           d.OnSettle.list,
 		OnSettleTimeout:    time.Duration(d.OnSettleTimeout),
 		MaxRunning:         int(d.MaxRunning),
+		MaxMemory:          int64(d.MaxMemory),
+		MaxProcesses:       int(d.MaxProcesses),
 	}
 	if d.Groups != nil {
 		p.Groups = map[string]Group(d.Groups)
@@ -186,6 +197,8 @@ type document struct {
 	OnSettleTimeout    durationValue   `toml:"on_settle_timeout"`
 	MaxRunning         runningLimit    `toml:"max_running"`
 	Groups             groupsValue     `toml:"groups"`
+	MaxMemory          memorySize      `toml:"max_memory"`
+	MaxProcesses       processCount    `toml:"max_processes"`
 }
 
 // decodeError turns an error of toml.Decode into a *LoadError at the

@@ -94,6 +94,17 @@ type Policy struct {
 	// MaxRunning bounds the running jobs of each session on this host; a
 	// start beyond it is queued until a slot frees. 0 means no limit.
 	MaxRunning int
+	// MaxMemory, when set, is each job's memory limit in bytes (memory.max
+	// of its cgroup, which the kernel enforces by killing the job) and the
+	// ceiling of a per-start one. It needs Cgroup. 0: no limit unless a
+	// start sets one.
+	MaxMemory int64
+	// MaxProcesses, when set, bounds the processes of each job at once,
+	// threads included (pids.max of its cgroup, which counts tasks: a fork
+	// or a new thread beyond it fails) and is the
+	// ceiling of a per-start bound. It needs Cgroup. 0: no bound unless a
+	// start sets one.
+	MaxProcesses int
 	// Groups are the named groups a start may select (run --group NAME),
 	// each with its own running limit; a start naming another group is
 	// refused with CodeUnknownGroup.
@@ -117,6 +128,11 @@ type Request struct {
 	Timeout time.Duration
 	// MaxOutputBytes 0 means the policy value; above it is refused.
 	MaxOutputBytes int64
+	// MaxMemory and MaxProcesses 0 mean the policy's (MaxMemory,
+	// MaxProcesses); above them is refused, and so is any value when the
+	// policy has no Cgroup to enforce it.
+	MaxMemory    int64
+	MaxProcesses int
 }
 
 // Decision is an allowed start, fully resolved: the runner uses exactly
@@ -152,6 +168,10 @@ type Decision struct {
 	Timeout, KillGrace time.Duration
 	// MaxOutputBytes is the effective per-stream cap.
 	MaxOutputBytes int64
+	// MaxMemory and MaxProcesses are the effective limits of the job's
+	// cgroup (memory.max, pids.max); 0 means none.
+	MaxMemory    int64
+	MaxProcesses int
 }
 
 // Close releases the decision's open directory. It is safe to call more
@@ -203,6 +223,9 @@ func (p *Policy) Check(req Request) (*Decision, error) {
 	if r := p.limits(req, d); r != nil {
 		return nil, r
 	}
+	if r := p.resources(req, d); r != nil {
+		return nil, r
+	}
 	root, resolved, r := p.resolveCwd(req.Cwd)
 	if r != nil {
 		return nil, r
@@ -225,9 +248,9 @@ func (p *Policy) Check(req Request) (*Decision, error) {
 
 // Validate reports whether the policy is usable: CwdRoot set, absolute and
 // free of NUL bytes, no negative limit, MaxTimeout not below the effective
-// DefaultTimeout, every Path directory absolute, every environment entry a
-// valid name or glob, and every allowlist entry one that argv[0] could
-// match.
+// DefaultTimeout, MaxMemory and MaxProcesses only with a Cgroup, every Path
+// directory absolute, every environment entry a valid name or glob, and
+// every allowlist entry one that argv[0] could match.
 // It does not touch the filesystem; Check resolves CwdRoot when it runs.
 func (p *Policy) Validate() error {
 	if err := p.validateLimits(); err != nil {
@@ -272,6 +295,9 @@ func (p *Policy) validateLimits() error {
 	}
 	if err := checkSearchPath(p.Path); err != nil {
 		return &policyError{keyPath, err.Error()}
+	}
+	if err := p.validateResources(); err != nil {
+		return err
 	}
 	return p.validateEnvPatterns()
 }

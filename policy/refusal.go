@@ -38,8 +38,10 @@ const (
 	// built-in deny set, denied_env, anything off allowed_env when that is
 	// set, or a value holding an exported shell function).
 	CodeBadEnv Code = "bad_env"
-	// CodeOverLimit: a per-start timeout or output cap is negative or above
-	// the policy's ceiling. Limits are refused, never clamped.
+	// CodeOverLimit: a per-start timeout, output cap, memory limit or
+	// process bound is negative or above the policy's ceiling, or is a
+	// cgroup limit under a policy without a cgroup to enforce it. Limits are
+	// refused, never clamped or ignored.
 	CodeOverLimit Code = "over_limit"
 	// CodeNotFound: argv[0] is an allowlisted bare name that is not an
 	// executable file in any directory of the policy's search path

@@ -35,6 +35,7 @@ type happened struct {
 	// The job's limits, for the messages.
 	timeout, killGrace time.Duration
 	maxOutputBytes     int64
+	memoryMax          int64
 }
 
 // classify returns the outcome of what happened: the state (output_limit,
@@ -89,5 +90,6 @@ func classify(h happened) *outcome {
 			out.detail["stopped_by"] = stoppedByWriteError
 		}
 	}
+	limitOutcome(out, h)
 	return out
 }

@@ -26,6 +26,10 @@ const cgroupDrain = 10 * time.Second
 type jobCgroup struct {
 	dir string
 	fd  *os.File
+	// limited: limits were written to it; killAll then reads events, what
+	// they did.
+	limited bool
+	events  limitEvents
 }
 
 // newJobCgroup creates root/job-<id>.
@@ -90,6 +94,9 @@ func (c *jobCgroup) killAll() (int, error) {
 		}
 		time.Sleep(time.Millisecond) // a bounded retry pause while the kernel tears the processes down
 	}
+	if c.limited {
+		c.events = c.readEvents()
+	}
 	for {
 		err := os.Remove(c.dir)
 		if err == nil || errors.Is(err, os.ErrNotExist) {
@@ -113,5 +120,6 @@ func (p *cgroupProc) wait() procExit {
 	n, err := p.cg.killAll()
 	out.leftovers += n
 	out.cgroupErr = err
+	out.limits = p.cg.events
 	return out
 }

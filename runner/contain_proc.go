@@ -30,13 +30,20 @@ type procExit struct {
 	usage     usageSum
 	// cgroupErr is why the job's cgroup could not be emptied or removed.
 	cgroupErr error
+	// limits is what the limits of the job's cgroup did.
+	limits limitEvents
 }
 
 // start starts cmd under the supervisor's containment. An error is the
 // command's own start error (not installed, not executable, cwd gone).
 func (s *supervisor) start(cmd *exec.Cmd) (jobProc, error) {
 	var cg *jobCgroup
-	if s.cgroupRoot != "" {
+	if lim := s.job.ResourceLimits; lim != nil {
+		var err error
+		if cg, err = newLimitedCgroup(s.cgroupRoot, s.job.ID, lim); err != nil {
+			return nil, err // never run without the limits it was allowed with
+		}
+	} else if s.cgroupRoot != "" {
 		var err error
 		if cg, err = newJobCgroup(s.cgroupRoot, s.job.ID); err != nil {
 			s.cgroupErr = err // recorded with the outcome; the other containment still holds

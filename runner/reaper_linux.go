@@ -34,6 +34,8 @@ type reapSpec struct {
 	Path string   `json:"path"`
 	Argv []string `json:"argv"`
 	Env  []string `json:"env"`
+	// Cgroup: descriptor 5 is the job's cgroup, to start the job in.
+	Cgroup bool `json:"cgroup,omitempty"`
 }
 
 // reapReport is one line a reaper writes on descriptor 4: first the child's
@@ -79,7 +81,9 @@ func startReaped(cmd *exec.Cmd, binary string, cg *jobCgroup) (jobProc, error) {
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
 	}
 	if cg != nil {
-		cg.place(rc.SysProcAttr) // the reaper and so every process of the job
+		// fd 5: the job's cgroup, which the reaper starts the job in. The
+		// reaper stays outside, so the cgroup's limits count only the job.
+		rc.ExtraFiles = append(rc.ExtraFiles, cg.fd)
 	}
 	err = rc.Start()
 	specR.Close()
@@ -93,7 +97,7 @@ func startReaped(cmd *exec.Cmd, binary string, cg *jobCgroup) (jobProc, error) {
 	if env == nil {
 		env = []string{}
 	}
-	err = json.NewEncoder(specW).Encode(&reapSpec{Path: cmd.Path, Argv: cmd.Args, Env: env})
+	err = json.NewEncoder(specW).Encode(&reapSpec{Path: cmd.Path, Argv: cmd.Args, Env: env, Cgroup: cg != nil})
 	specW.Close()
 	p := &reapedProc{rc: rc, report: bufio.NewReader(reportR), reportF: reportR}
 	var first reapReport
@@ -196,6 +200,9 @@ func reap() int {
 		syscall.SIGUSR1, syscall.SIGUSR2)
 	cmd := &exec.Cmd{Path: sp.Path, Args: sp.Argv, Env: sp.Env,
 		Stdout: os.Stdout, Stderr: os.Stderr, SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}
+	if sp.Cgroup {
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, 5
+	}
 	if err := cmd.Start(); err != nil {
 		var errno syscall.Errno
 		errors.As(err, &errno)

@@ -68,7 +68,12 @@ func (r *Runner) Rerun(ctx context.Context, id string, opts RerunOptions) (*bgcm
 			env = map[string]string{}
 		}
 	}
+	var lim bgcmd.ResourceLimits // the limits it ran under, checked again by the policy
+	if rec.ResourceLimits != nil {
+		lim = *rec.ResourceLimits
+	}
 	return r.Start(ctx, rec.Argv, StartOptions{Cwd: rec.Cwd, Env: env, Timeout: rec.Timeout,
 		MaxOutputBytes: rec.MaxOutputBytes, Session: rec.Session, Labels: rec.Labels,
-		Group: rec.Group, Priority: rec.Priority, rerunOf: rec.ID})
+		Group: rec.Group, Priority: rec.Priority, rerunOf: rec.ID,
+		MaxMemory: lim.MemoryMaxBytes, MaxProcesses: lim.PidsMax})
 }

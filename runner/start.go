@@ -25,6 +25,12 @@ type StartOptions struct {
 	Timeout time.Duration
 	// MaxOutputBytes caps each stream exactly.
 	MaxOutputBytes int64
+	// MaxMemory (bytes) and MaxProcesses limit the job's own cgroup
+	// (memory.max, pids.max); 0 takes the policy's max_memory and
+	// max_processes. A value above the policy's, or any value under a
+	// policy without a cgroup, is refused (policy.CodeOverLimit).
+	MaxMemory    int64
+	MaxProcesses int
 	// Session groups jobs for counters and history; default the runner's.
 	Session string
 	// Labels are free-form key/value tags stored with the job.
@@ -62,7 +68,7 @@ func (r *Runner) Start(ctx context.Context, argv []string, o StartOptions) (*bgc
 		session = r.session
 	}
 	dec, err := policy.Check(r.policy, policy.Request{Argv: argv, Cwd: o.Cwd, Env: o.Env,
-		Timeout: o.Timeout, MaxOutputBytes: o.MaxOutputBytes})
+		Timeout: o.Timeout, MaxOutputBytes: o.MaxOutputBytes, MaxMemory: o.MaxMemory, MaxProcesses: o.MaxProcesses})
 	if err != nil {
 		var ref *policy.Refusal
 		if errors.As(err, &ref) {
@@ -81,6 +87,9 @@ func (r *Runner) Start(ctx context.Context, argv []string, o StartOptions) (*bgc
 		Timeout: dec.Timeout, KillGrace: dec.KillGrace, MaxOutputBytes: dec.MaxOutputBytes,
 		Labels: o.Labels, SupervisorPID: r.selfPID, SupervisorStart: r.selfTime,
 		BootID: r.boot, Detached: r.detached, RerunOf: o.rerunOf,
+	}
+	if dec.MaxMemory > 0 || dec.MaxProcesses > 0 {
+		job.ResourceLimits = &bgcmd.ResourceLimits{MemoryMaxBytes: dec.MaxMemory, PidsMax: dec.MaxProcesses}
 	}
 	job.ID = jobstore.NewID()
 	if lim, queued, err := r.queueing(ctx, session, argv, o); err != nil {

@@ -74,6 +74,7 @@ func (r *Runner) status(ctx context.Context, rec *jobstore.Record, markSeen bool
 		CreatedAt: j.CreatedAt, StartedAt: j.StartedAt, FinishedAt: j.FinishedAt,
 		DurationMS: j.Duration(r.now()).Milliseconds(),
 		Usage:      j.Usage,
+		Limits:     j.ResourceLimits,
 		Group:      j.Group, After: j.After, RerunOf: j.RerunOf,
 	}
 	if j.State == bgcmd.StateQueued {

@@ -273,6 +273,9 @@ loop:
 		capped: map[bgcmd.Stream]bool{}, written: map[bgcmd.Stream]int64{},
 		containment: s.recordedContainment(), cgroupErr: s.cgroupErr,
 		timeout: s.job.Timeout, killGrace: s.job.KillGrace, maxOutputBytes: s.job.MaxOutputBytes}
+	if l := s.job.ResourceLimits; l != nil {
+		h.memoryMax = l.MemoryMaxBytes
+	}
 	for st, c := range streams {
 		h.capped[st], h.written[st] = c.Summary().Capped, c.Written()
 	}

@@ -41,8 +41,8 @@ const exitCodesHelp = `Exit codes once the job has settled (the command's own co
   127      start_failed: allowed by policy but could not be started
   127      dependency_failed: a job it was queued --after did not exit 0
   137      killed: stopped by bgcmd kill
-  1        stopped by bgcmd because its output could not be written (its
-           error says so)
+  1        stopped by bgcmd because its output could not be written, or
+           killed by the kernel at its memory limit (its error says so)
 Before the job settles, bgcmd's own codes apply: 1 runtime error, 2 usage
 error, 3 refused by policy, 4 not found, 5 the wait elapsed (still running),
 130 interrupted while waiting (the job keeps running). wait --until-output
@@ -55,8 +55,9 @@ func jobExitCode(s *bgcmd.Status) int {
 	case bgcmd.StateExited:
 		if s.Error != "" {
 			// bgcmd stopped it for a reason of its own (its output could
-			// not be written) or could not learn how it ended: a runtime
-			// error, never a kill's 137.
+			// not be written), the kernel killed it at its memory limit,
+			// or bgcmd could not learn how it ended: a runtime error, never
+			// a kill's 137.
 			return exitRuntime
 		}
 		if s.ExitCode != nil {

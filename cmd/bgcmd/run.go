@@ -22,6 +22,8 @@ const forever = time.Duration(1 << 62)
 // runFlags are run's options as typed.
 type runFlags struct {
 	cwd, timeout, maxOutput string
+	maxMemory               string
+	maxProcesses            int
 	env, labels             []string
 	replaceEnv, wait        bool
 	group                   string
@@ -62,6 +64,7 @@ Without --wait, run exits 0 once the command runs or is queued, and 127
 when it could not be started.`,
 		Example: `  bgcmd run -- /usr/bin/make test
   bgcmd run --timeout 10m --max-output 50MiB --label pr=42 -- /usr/bin/go test ./...
+  bgcmd run --max-memory 512MiB --max-processes 200 -- /usr/bin/make -j4
   bgcmd run --wait --replace-env --env PATH=/usr/bin -- /usr/bin/git status
   bgcmd run --group tests -- /usr/bin/go test ./...
   bgcmd run --after 0193c2f4 -- /usr/bin/golangci-lint run`,
@@ -73,6 +76,8 @@ when it could not be started.`,
 	f.StringVar(&o.cwd, "cwd", "", "working directory (default: the current directory)")
 	f.StringVar(&o.timeout, "timeout", "", "bound the command (default: the policy's default_timeout)")
 	f.StringVar(&o.maxOutput, "max-output", "", "cap each stream at this size (default: the policy's max_output_bytes)")
+	f.StringVar(&o.maxMemory, "max-memory", "", "kill the job when its processes use more memory than this, e.g. 512MiB (its cgroup's memory.max; default: the policy's max_memory; needs the policy's cgroup)")
+	f.IntVar(&o.maxProcesses, "max-processes", 0, "fail the job's forks beyond this many processes at once, threads included (its cgroup's pids.max; default: the policy's max_processes; needs the policy's cgroup)")
 	f.StringArrayVar(&o.env, "env", nil, "set an environment variable K=V (repeatable)")
 	f.BoolVar(&o.replaceEnv, "replace-env", false, "give the command exactly the --env variables, nothing inherited")
 	f.StringArrayVar(&o.labels, "label", nil, "tag the job with K=V (repeatable)")
@@ -107,6 +112,15 @@ func (o *runFlags) startOptions() (runner.StartOptions, error) {
 			return so, err
 		}
 	}
+	if o.maxMemory != "" {
+		if so.MaxMemory, err = parseSize("--max-memory", o.maxMemory); err != nil {
+			return so, err
+		}
+	}
+	if o.maxProcesses < 0 {
+		return so, &usageError{fmt.Errorf("--max-processes %d: must be positive", o.maxProcesses)}
+	}
+	so.MaxProcesses = o.maxProcesses
 	if len(o.env) > 0 || o.replaceEnv {
 		so.Env = map[string]string{}
 		if !o.replaceEnv {

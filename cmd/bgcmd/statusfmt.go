@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bgcmd/bgcmd"
+	"github.com/bgcmd/bgcmd/policy"
 )
 
 // stateText is a job's state as a person reads it: "exited 0",
@@ -115,6 +116,9 @@ func writeStatus(w io.Writer, st style, s *bgcmd.Status, now time.Time) error {
 	if s.Usage != nil {
 		row("usage", fmtUsage(s.Usage))
 	}
+	if l := s.Limits; l != nil {
+		row("limits", fmtLimits(l))
+	}
 	if s.Error != "" {
 		row("error", st.paint(sgrRed, oneLine(s.Error)))
 	}
@@ -130,6 +134,18 @@ func writeStatus(w io.Writer, st style, s *bgcmd.Status, now time.Time) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// fmtLimits renders a job's cgroup limits: "memory 512MiB, 200 processes".
+func fmtLimits(l *bgcmd.ResourceLimits) string {
+	var parts []string
+	if l.MemoryMaxBytes > 0 {
+		parts = append(parts, "memory "+policy.FormatSize(l.MemoryMaxBytes))
+	}
+	if l.PidsMax > 0 {
+		parts = append(parts, fmt.Sprintf("%d processes", l.PidsMax))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // fmtUsage renders a job's cost on one line: "cpu 1.25s user + 0.03s system,

@@ -50,6 +50,10 @@ func (s *Store) create(ctx context.Context, j *bgcmd.Job, state bgcmd.State, lim
 	if after == nil {
 		after = []string{}
 	}
+	var memMax, pidsMax int64
+	if l := j.ResourceLimits; l != nil {
+		memMax, pidsMax = l.MemoryMaxBytes, int64(l.PidsMax)
+	}
 	var rerunOf any
 	if j.RerunOf != "" {
 		rerunOf = j.RerunOf
@@ -63,13 +67,15 @@ func (s *Store) create(ctx context.Context, j *bgcmd.Job, state bgcmd.State, lim
 		_, err := tx.ExecContext(ctx, `INSERT INTO jobs (id, session, host, argv, exe,
 			cwd, env_replaced, env_names, timeout_ms, kill_grace_ms, max_output_bytes,
 			labels, state, supervisor_pid, supervisor_start, boot_id, detached, created_at,
-			queue_group, after_ids, session_max, group_max, rerun_of, priority, exe_sha256)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULLIF(?, ''))`,
+			queue_group, after_ids, session_max, group_max, rerun_of, priority, exe_sha256,
+			memory_max_bytes, pids_max)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, ?)`,
 			j.ID, j.Session, j.Host, mustJSON(j.Argv), j.Exe, j.Cwd, j.EnvReplaced,
 			mustJSON(envNames), j.Timeout.Milliseconds(), j.KillGrace.Milliseconds(),
 			j.MaxOutputBytes, mustJSON(labels), j.State, j.SupervisorPID,
 			j.SupervisorStart, j.BootID, j.Detached, fmtTime(j.CreatedAt),
-			j.Group, mustJSON(after), lim.Session, lim.Group, rerunOf, j.Priority, j.ExeSHA256)
+			j.Group, mustJSON(after), lim.Session, lim.Group, rerunOf, j.Priority, j.ExeSHA256,
+			memMax, pidsMax)
 		if err != nil {
 			return err
 		}

@@ -16,7 +16,8 @@ const jobColumns = `id, session, host, argv, exe, cwd, env_replaced, env_names,
 	error, pid, pgid, pid_start, supervisor_pid, supervisor_start, boot_id,
 	detached, kill_signal, kill_requested_at, created_at, started_at,
 	finished_at, seen_at, cpu_user_ms, cpu_system_ms, max_rss_kib, queue_group,
-	after_ids, session_max, group_max, rerun_of, priority, COALESCE(exe_sha256, '') AS exe_sha256`
+	after_ids, session_max, group_max, rerun_of, priority, COALESCE(exe_sha256, '') AS exe_sha256,
+	memory_max_bytes, pids_max`
 
 // jobRow is a jobs row as SQLite returns it.
 type jobRow struct {
@@ -59,6 +60,8 @@ type jobRow struct {
 	GroupMax        int            `db:"group_max"`
 	RerunOf         sql.NullString `db:"rerun_of"`
 	Priority        int            `db:"priority"`
+	MemoryMaxBytes  int64          `db:"memory_max_bytes"`
+	PidsMax         int            `db:"pids_max"`
 }
 
 // Record is a job as stored, with the fields only the supervisor machinery
@@ -92,6 +95,9 @@ func (r *jobRow) record() (*Record, error) {
 	}
 	if len(rec.After) == 0 {
 		rec.After = nil
+	}
+	if r.MemoryMaxBytes > 0 || r.PidsMax > 0 {
+		rec.ResourceLimits = &bgcmd.ResourceLimits{MemoryMaxBytes: r.MemoryMaxBytes, PidsMax: r.PidsMax}
 	}
 	if err := json.Unmarshal([]byte(r.Argv), &rec.Argv); err != nil {
 		return nil, fmt.Errorf("job %s: decode argv: %w", r.ID, err)

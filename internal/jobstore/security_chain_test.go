@@ -8,10 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pressly/goose/v3"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/internal/jobstore"
+	"github.com/bgcmd/bgcmd/migrations"
 )
 
 // chainFixture is a store with three settled jobs (one with banked
@@ -217,13 +219,18 @@ func TestChainMigrationChainsRowsRecordedBeforeIt(t *testing.T) {
 	t.Parallel()
 	f := newChainFixture(t)
 	db := openRaw(t, f.path)
-	// Undo the chain, as a store from before the migration has it, and
-	// migrate again.
+	// Roll the schema back to before the migration (the later migrations
+	// undone by their Down, the Go migration's version forgotten), undo the
+	// chain, as a store from before the migration has it, and migrate again.
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, migrations.FS,
+		goose.WithDisableGlobalRegistry(true), goose.WithGoMigrations(jobstore.GoMigrations()...))
+	require.NoError(t, err)
+	_, err = p.DownTo(context.Background(), jobstore.ChainBackfillVersion-1)
+	require.NoError(t, err)
 	for _, q := range []string{
 		`UPDATE job_events SET chain_seq = NULL, prev_hash = NULL, hash = NULL`,
 		`UPDATE refusals SET chain_seq = NULL, prev_hash = NULL, hash = NULL`,
 		`UPDATE chain_head SET seq = 0, hash = '` + jobstore.GenesisHash + `'`,
-		fmt.Sprintf(`DELETE FROM goose_db_version WHERE version_id = %d`, jobstore.ChainBackfillVersion),
 	} {
 		_, err := db.Exec(q)
 		require.NoError(t, err)
