@@ -5,7 +5,6 @@ package runner
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -77,53 +76,93 @@ func (r *Runner) launchDetached(ctx context.Context, job *bgcmd.Job, env []strin
 		}
 		return err
 	}
-	specR, specW, err := os.Pipe()
+	logf, err := os.OpenFile(filepath.Join(r.jobDir(job.ID), "supervisor.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return fail(fmt.Errorf("start supervisor: %w", err))
+	}
+	defer logf.Close()
+	sp := spec{Home: r.home, DBPath: r.store.Path(), JobID: job.ID, Env: env,
+		HostPID: job.SupervisorPID, HostStart: job.SupervisorStart, Cgroup: r.cgroupRoot()}
+	p := r.takeSpare()
+	if p != nil {
+		if err = sendLine(p.conn, &sp, cwd, logf); err != nil {
+			p.close() // it died waiting: start another, as if there were none
+			p = nil
+		}
+	}
+	if p == nil {
+		// A cold start: the log is the supervisor's output from its
+		// first instruction, so a crash before the hand-over is explained.
+		if p, err = r.spawnSupervisor(logf); err != nil {
+			return fail(err)
+		}
+		if err = sendLine(p.conn, &sp, cwd, logf); err != nil {
+			err = fmt.Errorf("hand job to supervisor: %w", err)
+		}
+	}
+	p.conn.Close()
+	// Read the report even when the hand-over failed: a binary that is no
+	// supervisor exits at once, and its missing hello says why.
+	err = r.awaitStartup(ctx, job, p.status, err, fail)
+	// The next spare starts once this job runs, not while it is starting.
+	r.refillSpare()
+	return err
+}
+
+// supProc is a started supervisor process waiting for its job: the host's
+// end of the hand-over socket (the store to open already sent) and the
+// read end of its report pipe.
+type supProc struct {
+	pid          int
+	conn, status *os.File
+}
+
+// spawnSupervisor starts the binary as a detached supervisor (its own
+// session, the root as its directory, none of the host's environment but
+// what it needs) and sends it the store to open. logf, when not nil, is its
+// stdout and stderr from the start.
+func (r *Runner) spawnSupervisor(logf *os.File) (*supProc, error) {
+	conn, supConn, err := socketPair()
+	if err != nil {
+		return nil, fmt.Errorf("start supervisor: %w", err)
 	}
 	statusR, statusW, err := os.Pipe()
 	if err != nil {
-		specR.Close()
-		specW.Close()
-		return fail(fmt.Errorf("start supervisor: %w", err))
-	}
-	logf, err := os.OpenFile(filepath.Join(r.jobDir(job.ID), "supervisor.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		specR.Close()
-		specW.Close()
-		statusR.Close()
-		statusW.Close()
-		return fail(fmt.Errorf("start supervisor: %w", err))
+		conn.Close()
+		supConn.Close()
+		return nil, fmt.Errorf("start supervisor: %w", err)
 	}
 	cmd := &exec.Cmd{
 		Path: r.binary, Args: []string{r.binary, SuperviseCommand},
-		Env:    supervisorEnv(),
-		Dir:    "/",
-		Stdout: logf, Stderr: logf,
-		// fd 3: the spec; fd 4: the startup report; fd 5: the job's cwd.
-		ExtraFiles:  []*os.File{specR, statusW, cwd},
+		Env: supervisorEnv(),
+		Dir: "/",
+		// fd 3: the hand-over socket; fd 4: the startup report.
+		ExtraFiles:  []*os.File{supConn, statusW},
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
 	}
+	if logf != nil {
+		cmd.Stdout, cmd.Stderr = logf, logf
+	}
 	err = cmd.Start()
-	specR.Close()
+	supConn.Close()
 	statusW.Close()
-	logf.Close()
 	if err != nil {
-		specW.Close()
+		conn.Close()
 		statusR.Close()
-		return fail(fmt.Errorf("start detached supervisor %s: %w (check that the bgcmd binary exists and is executable)", r.binary, err))
+		return nil, fmt.Errorf("start detached supervisor %s: %w (check that the bgcmd binary exists and is executable)", r.binary, err)
 	}
 	go cmd.Wait() // reap it if it ends while this host lives
-	sp := spec{Home: r.home, DBPath: r.store.Path(), JobID: job.ID, Env: env,
-		HostPID: job.SupervisorPID, HostStart: job.SupervisorStart, Cgroup: r.cgroupRoot()}
-	err = json.NewEncoder(specW).Encode(&sp)
-	specW.Close()
-	if err != nil {
-		err = fmt.Errorf("hand job to supervisor: %w", err)
-	}
-	// Read the report even when the hand-over failed: a binary that is no
-	// supervisor exits at once, and its missing hello says why.
-	return r.awaitStartup(ctx, job, statusR, err, fail)
+	// A supervisor that died at once fails the next write, or leaves its
+	// report pipe at end of file: the job's hand-over says which.
+	_ = sendLine(conn, &openMsg{DBPath: r.store.Path()})
+	return &supProc{pid: cmd.Process.Pid, conn: conn, status: statusR}, nil
+}
+
+// close releases a supervisor that never got a job: it reads the end of
+// the hand-over and exits.
+func (p *supProc) close() {
+	p.conn.Close()
+	p.status.Close()
 }
 
 // awaitStartup reads the supervisor's hello (supervisorHello) and then its
@@ -236,13 +275,10 @@ func Supervise(ctx context.Context) error {
 		contain = ContainProcessGroup
 	}
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP, syscall.SIGPIPE, syscall.SIGINT) // caught, not ignored: an ignored disposition would pass to the child across exec
-	specF := os.NewFile(3, "spec")
 	statusF := os.NewFile(4, "status")
-	cwdF := os.NewFile(5, "cwd")
-	if _, err := unix.FcntlInt(5, unix.F_GETFD, 0); err != nil || specF == nil || statusF == nil {
-		return errors.New("no spec pipe: this command is started by bgcmd itself")
+	if _, err := unix.FcntlInt(3, unix.F_GETFD, 0); err != nil || statusF == nil {
+		return errors.New("no hand-over socket: this command is started by bgcmd itself")
 	}
-	defer cwdF.Close()
 	report := func(msg string) {
 		if statusF != nil {
 			fmt.Fprintln(statusF, msg)
@@ -251,19 +287,44 @@ func Supervise(ctx context.Context) error {
 		}
 	}
 	defer report("error: supervisor ended without a report")
+	lr := &lineReader{fd: 3}
+	defer lr.close()
+	var om openMsg
+	if err := lr.next(&om); err != nil {
+		return handoffEnded(err)
+	}
+	// Open the store before the job arrives: a spare supervisor waits here
+	// with it open.
+	st, openErr := jobstore.Open(ctx, jobstore.Options{Path: om.DBPath})
+	if openErr == nil {
+		defer st.Close()
+	}
 	var sp spec
-	err := json.NewDecoder(specF).Decode(&sp)
-	specF.Close()
+	err := lr.next(&sp)
+	unix.Close(3)
 	if err != nil {
 		report("error: read spec: " + err.Error())
-		return fmt.Errorf("read spec: %w", err)
+		return handoffEnded(err)
 	}
-	st, err := jobstore.Open(ctx, jobstore.Options{Path: sp.DBPath})
+	cwdF, logf, err := lr.take()
 	if err != nil {
 		report("error: " + err.Error())
 		return err
 	}
-	defer st.Close()
+	defer cwdF.Close()
+	// The log becomes this process's stdout and stderr.
+	_ = unix.Dup3(int(logf.Fd()), 1, 0)
+	_ = unix.Dup3(int(logf.Fd()), 2, 0)
+	logf.Close()
+	if openErr != nil {
+		report("error: " + openErr.Error())
+		return openErr
+	}
+	if sp.DBPath != om.DBPath {
+		err := fmt.Errorf("the job's store %s is not the store opened (%s)", sp.DBPath, om.DBPath)
+		report("error: " + err.Error())
+		return err
+	}
 	self := os.Getpid()
 	rec, err := st.ClaimRecord(ctx, jobstore.ClaimParams{ID: sp.JobID, SupervisorPID: self,
 		SupervisorStart: processStart(self), BootID: bootID(),
@@ -300,4 +361,13 @@ func Supervise(ctx context.Context) error {
 	<-sup.done
 	pendingHooks.Wait() // the job's on_settle hook, bounded by its timeout
 	return nil
+}
+
+// handoffEnded is the end of a supervisor whose host closed the hand-over
+// before sending a job (a spare of a host that ended): not an error.
+func handoffEnded(err error) error {
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
 }

@@ -24,7 +24,7 @@ import (
 // dependency (--after) concerns is queued: its row is created in state
 // queued at once, and its supervisor is started as for any job but holds
 // the job instead of spawning it. A detached supervisor received the
-// environment over its spec pipe and keeps the checked working directory
+// environment over its hand-over socket and keeps the checked working directory
 // open, exactly as for an immediate start; an in-process one is a
 // goroutine of the host holding the same. Environment values therefore
 // never touch the database or the disk, and any process that opens the

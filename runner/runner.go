@@ -53,6 +53,13 @@ type Options struct {
 	// that calls setsid escapes) and their events record containment
 	// "process_group".
 	Binary string
+	// Spare keeps one detached supervisor started ahead of need, its store
+	// already open, so that a Start in the detached mode pays neither the
+	// start-up of a process nor the opening of the store: for long-lived
+	// hosts (bgcmd mcp sets it). The spare holds no job and no
+	// environment until it is handed one; it exits when the runner is
+	// closed or this process ends.
+	Spare bool
 	// Session is the default session of Start; default "default".
 	Session string
 	// Now is the clock; default the store's.
@@ -77,6 +84,12 @@ type Runner struct {
 	boot     string
 	selfPID  int
 	selfTime int64
+
+	keepSpare     bool
+	spareMu       sync.Mutex
+	spare         *supProc // a detached supervisor waiting for a job
+	spareStarting bool
+	closed        bool
 
 	mu   sync.Mutex
 	live map[string]*supervisor // in-process supervisors of this runner
@@ -108,6 +121,7 @@ func New(ctx context.Context, opts Options) (*Runner, error) {
 		return nil, err
 	}
 	r.ownStore = ownStore
+	r.refillSpare()
 	return r, nil
 }
 
@@ -128,7 +142,7 @@ func newRunner(ctx context.Context, home string, opts Options) (*Runner, error) 
 		store: opts.Store, home: home, jobsDir: filepath.Join(home, "jobs"),
 		arts:   &artifacts.Store{Dir: filepath.Join(home, "artifacts")},
 		policy: opts.Policy, detached: opts.Detached, binary: opts.Binary,
-		session: opts.Session, now: opts.Now, boot: bootID(),
+		session: opts.Session, now: opts.Now, boot: bootID(), keepSpare: opts.Spare && opts.Detached,
 		selfPID: os.Getpid(), live: map[string]*supervisor{},
 	}
 	r.selfTime = processStart(r.selfPID)
@@ -159,6 +173,7 @@ func (r *Runner) Policy() *policy.Policy { return r.policy }
 // stays open for them). Then it closes the store it opened. Detached supervisors are
 // independent processes and keep running.
 func (r *Runner) Close(ctx context.Context) error {
+	r.closeSpare()
 	done := make(chan struct{})
 	go func() {
 		r.wg.Wait()

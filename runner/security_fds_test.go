@@ -70,9 +70,9 @@ func TestJobStartsWithOnlyStandardDescriptors(t *testing.T) {
 	sleep, err := exec.LookPath("sleep")
 	require.NoError(t, err)
 	leak := inheritable(t)
-	for _, detached := range []bool{false, true} {
-		t.Run(map[bool]string{false: "in-process", true: "detached"}[detached], func(t *testing.T) {
-			e := newEnv(t, detached)
+	for _, mode := range supervisionModes {
+		t.Run(mode, func(t *testing.T) {
+			e := newModeEnv(t, mode)
 			e.policy.AllowedExecutables = append(e.policy.AllowedExecutables, sleep)
 			clearCloexec(t, leak)
 			j := e.start([]string{sleep, "1000"}, runner.StartOptions{})
@@ -97,10 +97,10 @@ func TestJobStartsWithOnlyStandardDescriptors(t *testing.T) {
 // then exited, truthfully.
 func TestJobCannotForgeTheStartReport(t *testing.T) {
 	t.Parallel()
-	for _, detached := range []bool{false, true} {
-		t.Run(map[bool]string{false: "in-process", true: "detached"}[detached], func(t *testing.T) {
+	for _, mode := range supervisionModes {
+		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, detached)
+			e := newModeEnv(t, mode)
 			e.policy.AllowedExecutables = append(e.policy.AllowedExecutables, fixture(t, "forge-report.sh"))
 			j, err := e.r.Start(context.Background(), []string{fixture(t, "forge-report.sh")}, runner.StartOptions{})
 			require.NoError(t, err, "the job forged its own start report")

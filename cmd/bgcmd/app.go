@@ -61,7 +61,7 @@ func (g *globals) open(ctx context.Context, home string, pol *policy.Policy, ski
 		return nil, fmt.Errorf("find the bgcmd binary for detached supervisors: %w", err)
 	}
 	a.runner, err = runner.New(ctx, runner.Options{Store: a.store, Home: home, Policy: pol,
-		Detached: true, Binary: bin, Session: a.session, SkipReconcile: skipReconcile})
+		Detached: true, Binary: bin, Session: a.session, SkipReconcile: skipReconcile, Spare: g.longLived})
 	if err != nil {
 		a.store.Close()
 		return nil, err

@@ -52,6 +52,7 @@ func serveMCP(ctx context.Context, g *globals, repo string, t mcp.Transport, log
 	if ft, ok := t.(*frameTransport); ok && ft.log == nil {
 		ft.log = log
 	}
+	g.longLived = true
 	a, err := g.openApp(ctx, false)
 	if err != nil {
 		return err

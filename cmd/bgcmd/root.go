@@ -17,6 +17,9 @@ type globals struct {
 	policy  string
 	session string
 	json    bool
+	// longLived is set by the commands that serve for a long time (mcp):
+	// their runner keeps a spare supervisor ready for the next start.
+	longLived bool
 }
 
 func newRootCmd() *cobra.Command {

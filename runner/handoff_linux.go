@@ -1,0 +1,213 @@
+//go:build linux
+
+package runner
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// A host hands a detached supervisor its work over a unix socket on the
+// supervisor's descriptor 3, as two lines of JSON:
+//
+//  1. the store to open (openMsg), sent as soon as the supervisor starts,
+//     so that it opens the store while the host is still preparing the job
+//     (or, for a spare supervisor, long before there is a job);
+//  2. the job (spec), with the job's open working directory and the
+//     supervisor's log file attached as SCM_RIGHTS descriptors, received
+//     close-on-exec.
+//
+// The host closes its end after the second line; an end of file before it
+// means the host is gone and the supervisor exits without doing anything.
+
+// openMsg is the first line of the hand-over.
+type openMsg struct {
+	DBPath string `json:"db_path"`
+}
+
+// handoffFDs are the descriptors that travel with the spec line, in order.
+const (
+	handoffCwd = iota // the job's checked working directory
+	handoffLog        // the supervisor's log (its stdout and stderr)
+	handoffFDCount
+)
+
+// sendLine writes v as one JSON line on the socket conn, with fds attached
+// to its first byte (none when fds is empty).
+func sendLine(conn *os.File, v any, fds ...*os.File) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	sc, err := conn.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var oob []byte
+	if len(fds) > 0 {
+		ints := make([]int, len(fds))
+		for i, f := range fds {
+			ints[i] = int(f.Fd())
+		}
+		oob = unix.UnixRights(ints...)
+	}
+	var n int
+	var serr error
+	if err := sc.Write(func(fd uintptr) bool {
+		n, serr = unix.SendmsgN(int(fd), b, oob, nil, unix.MSG_NOSIGNAL)
+		return serr != unix.EAGAIN
+	}); err != nil {
+		return err
+	}
+	if serr != nil {
+		return serr
+	}
+	if n < len(b) { // the descriptors went with the first byte
+		_, err = conn.Write(b[n:])
+	}
+	return err
+}
+
+// lineReader reads the hand-over's JSON lines from descriptor fd,
+// collecting the descriptors that arrive with them.
+type lineReader struct {
+	fd  int
+	buf []byte
+	fds []*os.File
+}
+
+// next decodes the next line into v. io.EOF means the host closed the
+// socket before sending it.
+func (lr *lineReader) next(v any) error {
+	for {
+		if i := bytes.IndexByte(lr.buf, '\n'); i >= 0 {
+			line := lr.buf[:i]
+			lr.buf = lr.buf[i+1:]
+			return json.Unmarshal(line, v)
+		}
+		chunk := make([]byte, 64<<10)
+		oob := make([]byte, unix.CmsgSpace(4*handoffFDCount))
+		n, oobn, _, _, err := unix.Recvmsg(lr.fd, chunk, oob, unix.MSG_CMSG_CLOEXEC)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("read hand-over: %w", err)
+		}
+		if oobn > 0 {
+			if err := lr.takeRights(oob[:oobn]); err != nil {
+				return err
+			}
+		}
+		if n == 0 {
+			if len(lr.buf) > 0 {
+				return io.ErrUnexpectedEOF
+			}
+			return io.EOF
+		}
+		lr.buf = append(lr.buf, chunk[:n]...)
+	}
+}
+
+func (lr *lineReader) takeRights(oob []byte) error {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return fmt.Errorf("read hand-over descriptors: %w", err)
+	}
+	for i := range msgs {
+		fds, err := unix.ParseUnixRights(&msgs[i])
+		if err != nil {
+			return fmt.Errorf("read hand-over descriptors: %w", err)
+		}
+		for _, fd := range fds {
+			lr.fds = append(lr.fds, os.NewFile(uintptr(fd), "handoff"))
+		}
+	}
+	return nil
+}
+
+// close closes the descriptors nobody took.
+func (lr *lineReader) close() {
+	for _, f := range lr.fds {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// take returns the descriptors of the spec line (cwd, log), checked.
+func (lr *lineReader) take() (cwd, logf *os.File, err error) {
+	if len(lr.fds) != handoffFDCount {
+		return nil, nil, errors.New("hand-over without the job's directory and log")
+	}
+	cwd, logf = lr.fds[handoffCwd], lr.fds[handoffLog]
+	lr.fds = nil
+	return cwd, logf, nil
+}
+
+// socketPair returns the two ends of a unix stream socket, close-on-exec.
+func socketPair() (host, sup *os.File, err error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("socketpair: %w", err)
+	}
+	return os.NewFile(uintptr(fds[0]), "handoff"), os.NewFile(uintptr(fds[1]), "handoff"), nil
+}
+
+// takeSpare returns the spare supervisor, if one is waiting, for a job.
+func (r *Runner) takeSpare() *supProc {
+	r.spareMu.Lock()
+	defer r.spareMu.Unlock()
+	p := r.spare
+	r.spare = nil
+	return p
+}
+
+// refillSpare starts the next spare supervisor in the background when the
+// runner keeps one (Options.Spare), so the next detached start skips the
+// supervisor's start-up and its opening of the store.
+func (r *Runner) refillSpare() {
+	if !r.keepSpare {
+		return
+	}
+	r.spareMu.Lock()
+	defer r.spareMu.Unlock()
+	if r.spareStarting || r.spare != nil || r.closed {
+		return
+	}
+	r.spareStarting = true
+	go func() {
+		p, err := r.spawnSupervisor(nil)
+		r.spareMu.Lock()
+		defer r.spareMu.Unlock()
+		r.spareStarting = false
+		switch {
+		case err != nil:
+			// The next start spawns its own supervisor, and says why if
+			// it cannot.
+		case r.closed:
+			p.close()
+		default:
+			r.spare = p
+		}
+	}()
+}
+
+// closeSpare lets the spare supervisor end: it reads the end of the
+// hand-over and exits.
+func (r *Runner) closeSpare() {
+	r.spareMu.Lock()
+	defer r.spareMu.Unlock()
+	r.closed = true
+	if r.spare != nil {
+		r.spare.close()
+		r.spare = nil
+	}
+}

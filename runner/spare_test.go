@@ -1,0 +1,102 @@
+package runner_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bgcmd/bgcmd"
+	"github.com/bgcmd/bgcmd/internal/jobstore"
+	"github.com/bgcmd/bgcmd/runner"
+)
+
+// supervisionModes are the ways a job can be supervised: in a goroutine of
+// the host, by a detached supervisor started for it, and by the detached
+// supervisor a long-lived host keeps ready (Options.Spare).
+var supervisionModes = []string{"in-process", "detached", "spare"}
+
+// newModeEnv is newEnv for one of supervisionModes; in the spare mode its
+// runner has a spare supervisor waiting when it returns.
+func newModeEnv(t *testing.T, mode string) *env {
+	t.Helper()
+	e := newEnv(t, mode != "in-process")
+	if mode == "spare" {
+		e.r = e.newSpareRunner()
+	}
+	return e
+}
+
+// newSpareRunner makes a detached runner that keeps a spare supervisor and
+// waits until the spare is ready.
+func (e *env) newSpareRunner() *runner.Runner {
+	e.t.Helper()
+	r, err := runner.New(context.Background(), runner.Options{Store: e.store, Home: e.home, Policy: e.policy,
+		Detached: true, Binary: os.Args[0], Spare: true, SkipReconcile: true})
+	require.NoError(e.t, err)
+	e.t.Cleanup(func() { r.Close(context.Background()) })
+	waitFor(e.t, "the spare supervisor", func() bool { return runner.SparePID(r) != 0 })
+	return r
+}
+
+// TestSpareSupervisorRunsTheNextJob: the spare a runner keeps takes the
+// next job with the job's own directory and environment and nothing of
+// its own, and another spare takes its place.
+func TestSpareSupervisorRunsTheNextJob(t *testing.T) {
+	t.Parallel()
+	e := newModeEnv(t, "spare")
+	sub := filepath.Join(e.root, "sub")
+	require.NoError(t, os.Mkdir(sub, 0o700))
+
+	spare := runner.SparePID(e.r)
+	j := e.start([]string{"/bin/sh", "-c", `pwd; echo "A=$A"; env | wc -l`},
+		runner.StartOptions{Cwd: sub, Env: map[string]string{"A": "1"}})
+	require.Equal(t, spare, j.SupervisorPID, "the spare took the job")
+	s := e.await(j.ID)
+	require.Equal(t, bgcmd.StateExited, s.State, "error: %s", s.Error)
+	require.Equal(t, 0, *s.ExitCode)
+	lines := strings.Fields(e.output(j.ID, bgcmd.Stdout))
+	require.Equal(t, []string{sub, "A=1"}, lines[:2])
+	// sh adds PWD, SHLVL and _ of its own; the host's variables (the test
+	// process has dozens, and a marker) never reach the job.
+	require.NotContains(t, e.output(j.ID, bgcmd.Stdout), inheritedSecret)
+
+	waitFor(t, "the next spare", func() bool {
+		p := runner.SparePID(e.r)
+		return p != 0 && p != spare
+	})
+}
+
+// TestSpareSupervisorEndsWithItsRunner: closing the runner (or the host
+// ending) lets the waiting spare exit without touching the store.
+func TestSpareSupervisorEndsWithItsRunner(t *testing.T) {
+	t.Parallel()
+	e := newModeEnv(t, "spare")
+	spare := runner.SparePID(e.r)
+	require.True(t, processAlive(spare))
+	require.NoError(t, e.r.Close(context.Background()))
+	waitFor(t, "the spare to exit", func() bool { return !processAlive(spare) })
+	res, err := e.store.List(context.Background(), jobstore.ListParams{})
+	require.NoError(t, err)
+	require.Empty(t, res.Jobs)
+}
+
+// TestDeadSpareIsReplacedByAColdSupervisor: a spare that died waiting costs
+// the next job nothing: a supervisor is started for it as without spares.
+func TestDeadSpareIsReplacedByAColdSupervisor(t *testing.T) {
+	t.Parallel()
+	e := newModeEnv(t, "spare")
+	spare := runner.SparePID(e.r)
+	require.NoError(t, syscall.Kill(spare, syscall.SIGKILL))
+	waitFor(t, "the spare to die", func() bool { return !processAlive(spare) })
+
+	j := e.start([]string{fixture(t, "exit-with.sh"), "3"}, runner.StartOptions{})
+	require.NotEqual(t, spare, j.SupervisorPID)
+	s := e.await(j.ID)
+	require.Equal(t, bgcmd.StateExited, s.State, "error: %s", s.Error)
+	require.Equal(t, 3, *s.ExitCode)
+}
