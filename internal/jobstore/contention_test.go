@@ -108,3 +108,18 @@ func TestEightProcessesWriteOneFileWithoutErrorsOrLostEvents(t *testing.T) {
 	require.Nil(t, rep.Problem, "the chain in commit order across processes")
 	require.Equal(t, int64(procs*jobsEach*2), rep.Rows)
 }
+
+// TestProcessesFirstOpeningABrandNewStoreAllSucceed: processes that open a
+// store that does not exist yet, all at once, race to create the file, to
+// turn on WAL and to migrate; each of them must open it, none may see
+// "database is locked".
+func TestProcessesFirstOpeningABrandNewStoreAllSucceed(t *testing.T) {
+	t.Parallel()
+	const rounds, procs = 10, 8
+	for r := range rounds {
+		path := filepath.Join(t.TempDir(), "bgcmd.db")
+		for i, cmd := range startWorkers(t, path, procs, 0) {
+			require.NoError(t, cmd.Wait(), "round %d, worker %d", r, i)
+		}
+	}
+}

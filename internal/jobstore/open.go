@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	sqlite3 "modernc.org/sqlite/lib"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -113,11 +114,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if err := privateFiles(path); err != nil {
 		return nil, err
 	}
-	if s.w, err = openDB(path, opts.BusyTimeout, false, false, 1); err != nil {
-		return nil, err
-	}
-	if err := s.init(ctx); err != nil {
-		s.w.Close()
+	if err := s.openWriter(ctx, opts.BusyTimeout); err != nil {
 		return nil, err
 	}
 	if s.r, err = openDB(path, opts.BusyTimeout, true, false, opts.ReadConns); err != nil {
@@ -143,7 +140,6 @@ func openDB(path string, busy time.Duration, reader, readOnly bool, conns int) (
 	if reader {
 		q.Set("_txlock", "deferred")
 	} else {
-		q.Add("_pragma", "journal_mode(WAL)")
 		q.Set("_txlock", "immediate")
 	}
 	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
@@ -156,17 +152,42 @@ func openDB(path string, busy time.Duration, reader, readOnly bool, conns int) (
 	return db, nil
 }
 
-// init checks the file is a WAL SQLite database and migrates it under the
-// migration file lock.
+// openWriter opens the writer connection and readies the file (WAL,
+// migrations). Processes that open a store at the same moment as others
+// create, convert or migrate it can find it locked in ways SQLite's busy
+// handler does not wait for (turning on WAL takes an exclusive lock
+// without it): such an open is retried until busy has passed.
+func (s *Store) openWriter(ctx context.Context, busy time.Duration) error {
+	deadline := time.Now().Add(busy)
+	for backoff := 2 * time.Millisecond; ; backoff = min(2*backoff, 100*time.Millisecond) {
+		w, err := openDB(s.path, busy, false, false, 1)
+		if err != nil {
+			return err
+		}
+		s.w = w
+		if err = s.init(ctx); err == nil {
+			return nil
+		}
+		w.Close()
+		if sqliteCode(err) != sqlite3.SQLITE_BUSY || time.Now().Add(backoff).After(deadline) {
+			return err
+		}
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return fmt.Errorf("open store %s: %w", s.path, ctx.Err())
+		}
+	}
+}
+
+// init makes the file a WAL SQLite database (once: the mode is kept in the
+// file) and migrates it, both under the migration file lock.
 func (s *Store) init(ctx context.Context) error {
-	var mode string
-	if err := s.w.GetContext(ctx, &mode, "PRAGMA journal_mode"); err != nil {
-		return describeOpenError(s.path, err)
+	mode, err := s.journalMode(ctx)
+	if err != nil {
+		return err
 	}
-	if !strings.EqualFold(mode, "wal") {
-		return fmt.Errorf("open store %s: journal_mode is %q, not wal (is the directory on a filesystem without shared memory?)", s.path, mode)
-	}
-	if current, err := appliedVersion(ctx, s.w); err == nil && current == latestVersion() {
+	if current, err := appliedVersion(ctx, s.w); err == nil && current == latestVersion() && mode == "wal" {
 		return nil // the common case: already migrated, no lock, no provider
 	}
 	unlock, err := flock.Lock(s.path+".migrate.lock", true)
@@ -174,7 +195,24 @@ func (s *Store) init(ctx context.Context) error {
 		return fmt.Errorf("open store %s: %w", s.path, err)
 	}
 	defer unlock()
+	if mode != "wal" {
+		if err := s.w.GetContext(ctx, &mode, "PRAGMA journal_mode = WAL"); err != nil {
+			return describeOpenError(s.path, err)
+		}
+		if mode = strings.ToLower(mode); mode != "wal" {
+			return fmt.Errorf("open store %s: journal_mode is %q, not wal (is the directory on a filesystem without shared memory?)", s.path, mode)
+		}
+	}
 	return migrate(ctx, s.w, s.path)
+}
+
+// journalMode returns the file's journal mode, in lower case.
+func (s *Store) journalMode(ctx context.Context) (string, error) {
+	var mode string
+	if err := s.w.GetContext(ctx, &mode, "PRAGMA journal_mode"); err != nil {
+		return "", describeOpenError(s.path, err)
+	}
+	return strings.ToLower(mode), nil
 }
 
 // appliedVersion reads the newest applied migration from goose's table; an
