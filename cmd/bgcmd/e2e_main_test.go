@@ -109,7 +109,10 @@ func newHome(t *testing.T) *home {
 		allowed = append(allowed, fixture(t, f))
 	}
 	quoted, _ := json.Marshal(allowed)
-	h.writePolicy(fmt.Sprintf("allowed_executables = %s\ncwd_root = %q\ndefault_timeout = \"20s\"\nkill_grace = \"1s\"\n",
+	// The default timeout is long: a job a test holds running (waiting
+	// for a file, say) must still run when the test looks at it, however
+	// busy the machine. Tests of timeouts give their own.
+	h.writePolicy(fmt.Sprintf("allowed_executables = %s\ncwd_root = %q\ndefault_timeout = \"10m\"\nkill_grace = \"1s\"\n",
 		quoted, h.root))
 	h.env = []string{"PATH=/usr/bin:/bin", "HOME=" + h.dir, "BGCMD_HOME=" + h.dir, "LANG=C.UTF-8"}
 	if d, ok := os.LookupEnv("GOCOVERDIR"); ok {
