@@ -55,57 +55,83 @@ type spec struct {
 	Cgroup string `json:"cgroup,omitempty"`
 }
 
-// launchDetached starts a supervisor process for job and waits until it
-// reports the child running (or the job settled as start_failed). The open
-// working directory cwd is handed over as descriptor 5: the child starts
-// in it. If the supervisor cannot be launched or dies first, the job is
-// settled as start_failed and an error is returned.
+// launchDetached starts a supervisor process for job (or hands the job to
+// the spare) and waits until it reports the child running (or the job
+// settled as start_failed). The open working directory cwd travels with
+// the job: the child starts in it. If the supervisor cannot be launched or
+// dies first, the job is settled as start_failed and an error is returned.
 func (r *Runner) launchDetached(ctx context.Context, job *bgcmd.Job, env []string, cwd *os.File) error {
-	fail := func(err error) error {
-		var serr error
-		if job.State == bgcmd.StateQueued {
-			_, serr = r.store.SettleQueued(context.WithoutCancel(ctx), job.ID, bgcmd.StateStartFailed, err.Error(), nil)
-		}
-		if job.State != bgcmd.StateQueued || errors.Is(serr, bgcmd.ErrInvalidTransition) {
-			_, serr = r.store.Settle(context.WithoutCancel(ctx), jobstore.SettleParams{ID: job.ID,
-				To: bgcmd.StateStartFailed, Error: err.Error()})
-		}
-		if serr == nil {
-			os.RemoveAll(r.jobDir(job.ID))
-			afterSettle(r.store, r.arts, r.jobsDir, job.ID)
-		}
-		return err
-	}
-	logf, err := os.OpenFile(filepath.Join(r.jobDir(job.ID), "supervisor.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	p, logf, err := r.prepareSupervisor(job.ID)
 	if err != nil {
-		return fail(fmt.Errorf("start supervisor: %w", err))
+		return r.failDetached(ctx, job, err)
 	}
+	return r.handOver(ctx, job, p, logf, env, cwd)
+}
+
+// prepareSupervisor makes ready the supervisor of job id before its row
+// exists, so that the process starts and opens the store while the row is
+// written: the spare when there is one, else a new supervisor whose output
+// goes to the job's supervisor.log from its first instruction (a crash
+// before the hand-over is explained there). Closing the returned socket
+// instead of handing a job over lets the supervisor exit.
+func (r *Runner) prepareSupervisor(id string) (*supProc, *os.File, error) {
+	logf, err := os.OpenFile(filepath.Join(r.jobDir(id), "supervisor.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("start supervisor: %w", err)
+	}
+	if p := r.takeSpare(); p != nil {
+		return p, logf, nil
+	}
+	p, err := r.spawnSupervisor(logf)
+	if err != nil {
+		logf.Close()
+		return nil, nil, err
+	}
+	return p, logf, nil
+}
+
+// handOver gives the created job to the prepared supervisor p (a spare
+// that died waiting is replaced by a new supervisor) and waits for its
+// report. It closes logf.
+func (r *Runner) handOver(ctx context.Context, job *bgcmd.Job, p *supProc, logf *os.File, env []string, cwd *os.File) error {
 	defer logf.Close()
 	sp := spec{Home: r.home, DBPath: r.store.Path(), JobID: job.ID, Env: env,
 		HostPID: job.SupervisorPID, HostStart: job.SupervisorStart, Cgroup: r.cgroupRoot()}
-	p := r.takeSpare()
-	if p != nil {
-		if err = sendLine(p.conn, &sp, cwd, logf); err != nil {
-			p.close() // it died waiting: start another, as if there were none
-			p = nil
-		}
-	}
-	if p == nil {
-		// A cold start: the log is the supervisor's output from its
-		// first instruction, so a crash before the hand-over is explained.
+	err := sendLine(p.conn, &sp, cwd, logf)
+	if err != nil && p.spare {
+		p.close() // it died waiting: start another, as if there were none
 		if p, err = r.spawnSupervisor(logf); err != nil {
-			return fail(err)
+			return r.failDetached(ctx, job, err)
 		}
-		if err = sendLine(p.conn, &sp, cwd, logf); err != nil {
-			err = fmt.Errorf("hand job to supervisor: %w", err)
-		}
+		err = sendLine(p.conn, &sp, cwd, logf)
+	}
+	if err != nil {
+		err = fmt.Errorf("hand job to supervisor: %w", err)
 	}
 	p.conn.Close()
 	// Read the report even when the hand-over failed: a binary that is no
 	// supervisor exits at once, and its missing hello says why.
-	err = r.awaitStartup(ctx, job, p.status, err, fail)
+	err = r.awaitStartup(ctx, job, p.status, err, func(err error) error { return r.failDetached(ctx, job, err) })
 	// The next spare starts once this job runs, not while it is starting.
 	r.refillSpare()
+	return err
+}
+
+// failDetached settles a job whose detached supervisor could not take it
+// as start_failed (unless someone settled it already) and returns err.
+func (r *Runner) failDetached(ctx context.Context, job *bgcmd.Job, err error) error {
+	var serr error
+	if job.State == bgcmd.StateQueued {
+		_, serr = r.store.SettleQueued(context.WithoutCancel(ctx), job.ID, bgcmd.StateStartFailed, err.Error(), nil)
+	}
+	if job.State != bgcmd.StateQueued || errors.Is(serr, bgcmd.ErrInvalidTransition) {
+		_, serr = r.store.Settle(context.WithoutCancel(ctx), jobstore.SettleParams{ID: job.ID,
+			To: bgcmd.StateStartFailed, Error: err.Error()})
+	}
+	if serr == nil {
+		os.RemoveAll(r.jobDir(job.ID))
+		afterSettle(r.store, r.arts, r.jobsDir, job.ID)
+	}
 	return err
 }
 
@@ -115,6 +141,7 @@ func (r *Runner) launchDetached(ctx context.Context, job *bgcmd.Job, env []strin
 type supProc struct {
 	pid          int
 	conn, status *os.File
+	spare        bool // started ahead of need: it may have died waiting
 }
 
 // spawnSupervisor starts the binary as a detached supervisor (its own

@@ -167,6 +167,9 @@ func (r *Runner) takeSpare() *supProc {
 	defer r.spareMu.Unlock()
 	p := r.spare
 	r.spare = nil
+	if p != nil {
+		p.spare = true
+	}
 	return p
 }
 

@@ -101,16 +101,34 @@ func (r *Runner) Start(ctx context.Context, argv []string, o StartOptions) (*bgc
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("start: create job directory %s: %w (check that the home is writable and has space)", dir, err)
 	}
-	if err := r.store.Create(ctx, job); err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("start: %w", err)
-	}
-	if err := r.afterCreate(ctx, job); err != nil {
-		return nil, fmt.Errorf("start: %w", err)
-	}
+	// A detached supervisor starts now: its start-up and its opening of
+	// the store overlap the writing of the row.
+	// One that cannot be started fails the job once its row exists, so the
+	// attempt is on record.
+	var sup *supProc
+	var supLog *os.File
+	var prepErr error
 	if r.detached {
-		err = r.launchDetached(ctx, job, dec.Env, dec.Dir)
-	} else {
+		sup, supLog, prepErr = r.prepareSupervisor(job.ID)
+	}
+	created := r.store.Create(ctx, job)
+	if created == nil {
+		created = r.afterCreate(ctx, job)
+	}
+	if created != nil {
+		if sup != nil {
+			sup.close() // it reads the end of the hand-over and exits
+			supLog.Close()
+		}
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("start: %w", created)
+	}
+	switch {
+	case prepErr != nil:
+		err = r.failDetached(ctx, job, prepErr)
+	case r.detached:
+		err = r.handOver(ctx, job, sup, supLog, dec.Env, dec.Dir)
+	default:
 		var started *bgcmd.Job
 		if started, err = r.startInProcess(job, dec.Env, dec.Dir); started != nil {
 			return started, nil // running: no need to read back what was just written
