@@ -64,6 +64,7 @@ type supervisor struct {
 	// is the executable re-executed as its reaper (containReaper).
 	containment Containment
 	binary      string
+	reapers     *reaperPool
 	// cgroupRoot is the policy's delegated cgroup ("" = none); inCgroup
 	// says the job runs in its own cgroup below it, cgroupErr why not.
 	cgroupRoot string
@@ -75,7 +76,7 @@ func (r *Runner) newSupervisor(job *bgcmd.Job, env []string) *supervisor {
 	return &supervisor{
 		store: r.store, arts: r.arts, job: job, dir: r.jobDir(job.ID), env: env, now: r.now,
 		started: make(chan error, 1), kick: make(chan struct{}, 1), done: make(chan struct{}),
-		containment: r.inProcessContainment(), binary: r.reaperBinary(), cgroupRoot: r.cgroupRoot(),
+		containment: r.inProcessContainment(), binary: r.reaperBinary(), reapers: &r.reapers, cgroupRoot: r.cgroupRoot(),
 	}
 }
 
