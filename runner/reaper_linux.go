@@ -283,8 +283,24 @@ func (p *reapedProc) wait() procExit {
 	if ps := p.rp.cmd.ProcessState; ps != nil {
 		how = ps.String()
 	}
-	out.leftovers = killLeftovers(p.child)
+	out.leftovers = killGroupAndWait(p.child)
 	out.err = fmt.Errorf("the reaper process %d of pid %d ended (%s) before reporting how the job ended (%v): bgcmd killed the job's process group; the exit status is unknown",
 		p.rp.cmd.Process.Pid, p.child, how, rerr)
 	return out
+}
+
+// groupGoneWait bounds how long a job whose reaper died waits for its
+// killed process group to be gone.
+const groupGoneWait = 5 * time.Second
+
+// killGroupAndWait kills what is left of the group pgid and waits
+// (bounded) until no live member is left, so that a settled job's group
+// is gone. It reports how many processes it killed.
+func killGroupAndWait(pgid int) int {
+	n := killLeftovers(pgid)
+	deadline := time.Now().Add(groupGoneWait)
+	for n > 0 && len(groupMembers(pgid)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond) // a bounded pause while the kernel tears the processes down
+	}
+	return n
 }
