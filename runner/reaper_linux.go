@@ -26,11 +26,20 @@ import (
 // itself never adopts strangers' orphans. MaybeSupervise handles it.
 //
 // A Runner keeps a small pool of reapers, started when a job first needs
-// one and reused: each serves one job at a time, so every process below a
-// reaper, whatever it did with sessions and process groups, belongs to the
-// job that reaper serves; when the job's main process exits the reaper
-// kills and reaps all of them and reports the wait status and the usage. A
-// reaper that dies is replaced at the next start; Close stops them.
+// one and reused for the jobs after it; a reaper that dies is replaced at
+// the next start, and Close stops them.
+//
+// Which orphan belongs to which job: a reaper serves one job at a time.
+// Every process below it, whatever it did with sessions and process groups,
+// is therefore a descendant of the job it serves (the previous job's were
+// all killed and reaped before that job was reported done), so when the
+// main process exits the reaper kills and reaps everything below itself,
+// exactly as a per-job process did. A single reaper shared by concurrent
+// jobs could not do this: a descendant that calls setsid and whose parent
+// exits before anyone looks (setsid -f, a daemon's double fork) arrives as
+// an orphan that names no job (its session, group and parent are all new),
+// and only a cgroup would tell. Concurrent jobs thus get a reaper each, and
+// the pool keeps up to maxIdleReapers of them for the next burst.
 const ReapCommand = "__reap"
 
 // reaperReady is set once this program has called MaybeSupervise: only then

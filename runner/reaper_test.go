@@ -92,7 +92,7 @@ func TestInProcessJobsReuseALongLivedReaper(t *testing.T) {
 // killed (SIGKILL, so it reports nothing), the host sees its socket close:
 // it kills the job's process group at once and settles the job as exited
 // with no exit status and an error naming the reaper; the next job runs
-// under a new reaper.
+// under a new reaper, as it does when a reaper dies between jobs.
 func TestAKilledReaperSettlesItsJobAndIsReplaced(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, false)
@@ -120,6 +120,12 @@ func TestAKilledReaperSettlesItsJobAndIsReplaced(t *testing.T) {
 	next := reaperOf(t, e)
 	require.NotEqual(t, reaper, next)
 	requireReaper(t, next)
+
+	// One killed while it waits for a job is replaced too.
+	require.NoError(t, syscall.Kill(next, syscall.SIGKILL))
+	third := reaperOf(t, e)
+	require.NotEqual(t, next, third)
+	requireReaper(t, third)
 }
 
 // TestConcurrentJobsKeepTheirOwnDescendants: two jobs run at once, each
