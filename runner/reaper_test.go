@@ -168,3 +168,19 @@ func TestConcurrentJobsKeepTheirOwnDescendants(t *testing.T) {
 	require.Equal(t, bgcmd.StateExited, e.await(jobs[1].j.ID).State)
 	require.Empty(t, marked(jobs[1].marker))
 }
+
+// TestAStartErrorUnderTheReaperKeepsItsCause: the reaper sends back the
+// errno of a failed start, so the job's error says why as before (here: a
+// file that is not executable), and the reaper serves the next job.
+func TestAStartErrorUnderTheReaperKeepsItsCause(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, false)
+	notExec := filepath.Join(t.TempDir(), "tool")
+	require.NoError(t, os.WriteFile(notExec, []byte("#!/bin/sh\nexit 0\n"), 0o644))
+	e.policy.AllowedExecutables = append(e.policy.AllowedExecutables, notExec, fixture(t, "print-ppid.sh"))
+	before := reaperOf(t, e)
+	j := e.start([]string{notExec}, runner.StartOptions{})
+	require.Equal(t, bgcmd.StateStartFailed, j.State)
+	require.Contains(t, j.Error, "not executable (permission denied)")
+	require.Equal(t, before, reaperOf(t, e), "the reaper was replaced after a start error")
+}

@@ -186,7 +186,8 @@ func writeReport(fd int, r *reapReport) error {
 	}
 	b = append(b, '\n')
 	for len(b) > 0 {
-		n, err := unix.Write(fd, b)
+		// MSG_NOSIGNAL: a host that is gone is an error here, not a signal.
+		n, err := unix.SendmsgN(fd, b, nil, nil, unix.MSG_NOSIGNAL)
 		if err == unix.EINTR {
 			continue
 		}
