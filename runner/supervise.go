@@ -61,7 +61,8 @@ type supervisor struct {
 	// done is closed once the job has settled (or settling failed).
 	done chan struct{}
 	// containment is how the job's descendants are kept in the job; binary
-	// is the executable re-executed as its reaper (containReaper).
+	// is the executable re-executed as its reaper (containReaper), reapers
+	// the runner's pool of them.
 	containment Containment
 	binary      string
 	reapers     *reaperPool
