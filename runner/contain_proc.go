@@ -52,7 +52,7 @@ func (s *supervisor) start(cmd *exec.Cmd) (jobProc, error) {
 	var p jobProc
 	var err error
 	if s.containment == containReaper {
-		p, err = startReaped(cmd, s.binary, cg)
+		p, err = s.reapers.start(s.binary, cmd, s.cwd, cg)
 	} else {
 		if cg != nil {
 			if cmd.SysProcAttr == nil {

@@ -4,13 +4,15 @@ package runner
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
-	"os/signal"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -19,122 +21,172 @@ import (
 )
 
 // ReapCommand is the hidden first argument with which the runner's Binary
-// is re-executed as a job's reaper in the in-process mode: a small process
-// between the host and the job that is a child subreaper, so the host itself
-// never adopts strangers' orphans. MaybeSupervise handles it.
+// is re-executed as a reaper in the in-process mode: a long-lived process
+// between the host and its jobs that is a child subreaper, so the host
+// itself never adopts strangers' orphans. MaybeSupervise handles it.
+//
+// A Runner keeps a small pool of reapers, started when a job first needs
+// one and reused for the jobs after it; a reaper that dies is replaced at
+// the next start, and Close stops them.
+//
+// Which orphan belongs to which job: a reaper serves one job at a time.
+// Every process below it, whatever it did with sessions and process groups,
+// is therefore a descendant of the job it serves (the previous job's were
+// all killed and reaped before that job was reported done), so when the
+// main process exits the reaper kills and reaps everything below itself,
+// exactly as a per-job process did. A single reaper shared by concurrent
+// jobs could not do this: a descendant that calls setsid and whose parent
+// exits before anyone looks (setsid -f, a daemon's double fork) arrives as
+// an orphan that names no job (its session, group and parent are all new),
+// and only a cgroup would tell. Concurrent jobs thus get a reaper each, and
+// the pool keeps up to maxIdleReapers of them for the next burst.
 const ReapCommand = "__reap"
 
 // reaperReady is set once this program has called MaybeSupervise: only then
 // can its own executable be re-executed as a reaper.
 var reaperReady atomic.Bool
 
-// reapSpec is what the host sends a reaper on descriptor 3. The job's
-// environment travels only this way.
-type reapSpec struct {
-	Path string   `json:"path"`
-	Argv []string `json:"argv"`
-	Env  []string `json:"env"`
-	// Cgroup: descriptor 5 is the job's cgroup, to start the job in.
-	Cgroup bool `json:"cgroup,omitempty"`
+// maxIdleReapers bounds the reapers a Runner keeps waiting for a job once
+// a burst of concurrent jobs is over; the others are stopped.
+const maxIdleReapers = 8
+
+// reaperPool is a Runner's reaper processes.
+type reaperPool struct {
+	mu     sync.Mutex
+	idle   []*reaperProc
+	live   map[*reaperProc]struct{}
+	closed bool
 }
 
-// reapReport is one line a reaper writes on descriptor 4: first the child's
-// pid (or why it could not start), then, after everything is reaped, how
-// the job ended.
-type reapReport struct {
-	PID        int    `json:"pid,omitempty"`
-	StartError string `json:"start_error,omitempty"`
-	Errno      int    `json:"errno,omitempty"`
-
-	Done      bool   `json:"done,omitempty"`
-	Status    uint32 `json:"status,omitempty"`
-	Leftovers int    `json:"leftovers,omitempty"`
-	UserNS    int64  `json:"user_ns,omitempty"`
-	SystemNS  int64  `json:"system_ns,omitempty"`
-	MaxRSSKiB int64  `json:"max_rss_kib,omitempty"`
+// reaperProc is one reaper process and the host's end of its socket.
+type reaperProc struct {
+	pool *reaperPool
+	cmd  *exec.Cmd
+	conn *net.UnixConn
+	rd   *bufio.Reader
+	// exited is closed once the host has waited for the process.
+	exited chan struct{}
 }
 
-// startReaped starts cmd's program under a reaper: binary re-executed with
-// ReapCommand, in cmd's directory, with cmd's stdout and stderr as its own,
-// stdin /dev/null and only bgcmd's own variables. The reaper starts the job
-// in a new process group led by the job (so the host's group signals reach
-// the job and not the reaper, which must outlive it to clean up).
-func startReaped(cmd *exec.Cmd, binary string, cg *jobCgroup) (jobProc, error) {
-	specR, specW, err := os.Pipe()
+// get returns an idle reaper that is still alive, or starts one.
+func (p *reaperPool) get(binary string) (*reaperProc, error) {
+	for {
+		p.mu.Lock()
+		n := len(p.idle)
+		if n == 0 {
+			p.mu.Unlock()
+			return p.spawn(binary)
+		}
+		rp := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		select {
+		case <-rp.exited:
+			rp.conn.Close() // died while idle: replaced
+		default:
+			return rp, nil
+		}
+	}
+}
+
+// put takes back a reaper whose job is over: it waits for the next job,
+// unless enough already wait or the runner is closed.
+func (p *reaperPool) put(rp *reaperProc) {
+	p.mu.Lock()
+	if !p.closed && len(p.idle) < maxIdleReapers {
+		p.idle = append(p.idle, rp)
+		rp = nil
+	}
+	p.mu.Unlock()
+	if rp != nil {
+		rp.stop()
+	}
+}
+
+// discard ends a reaper that failed: killed, and waited by the host.
+func (p *reaperPool) discard(rp *reaperProc) {
+	if rp.cmd.Process != nil {
+		_ = rp.cmd.Process.Kill()
+	}
+	rp.stop()
+	<-rp.exited
+}
+
+// spawn starts a reaper process: binary re-executed with ReapCommand in
+// its own process group, in "/", with stdin, stdout and stderr /dev/null
+// (it holds no job's pipe while idle), only bgcmd's own variables, and its
+// end of a fresh socket pair as descriptor 3.
+func (p *reaperPool) spawn(binary string) (*reaperProc, error) {
+	if binary == "" {
+		return nil, errors.New("start reaper: no executable to re-execute (set Options.Binary)")
+	}
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("start reaper: socket pair: %w", err)
+	}
+	hostF := os.NewFile(uintptr(fds[0]), "reaper socket")
+	reaperF := os.NewFile(uintptr(fds[1]), "reaper socket")
+	defer reaperF.Close()
+	c, err := net.FileConn(hostF)
+	hostF.Close()
 	if err != nil {
 		return nil, fmt.Errorf("start reaper: %w", err)
 	}
-	reportR, reportW, err := os.Pipe()
-	if err != nil {
-		specR.Close()
-		specW.Close()
-		return nil, fmt.Errorf("start reaper: %w", err)
-	}
-	rc := &exec.Cmd{
-		Path: binary, Args: []string{binary, ReapCommand}, Env: supervisorEnv(),
-		// Dir is applied before the descriptors are rearranged, so a
-		// /proc/self/fd/N directory names this process's descriptor.
-		Dir:    cmd.Dir,
-		Stdout: cmd.Stdout, Stderr: cmd.Stderr,
-		// fd 3: the spec; fd 4: the report.
-		ExtraFiles:  []*os.File{specR, reportW},
+	conn := c.(*net.UnixConn)
+	cmd := &exec.Cmd{
+		Path: binary, Args: []string{binary, ReapCommand}, Env: supervisorEnv(), Dir: "/",
+		ExtraFiles:  []*os.File{reaperF},
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
 	}
-	if cg != nil {
-		// fd 5: the job's cgroup, which the reaper starts the job in. The
-		// reaper stays outside, so the cgroup's limits count only the job.
-		rc.ExtraFiles = append(rc.ExtraFiles, cg.fd)
+	if err := cmd.Start(); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("start reaper %s: %w (check that the executable exists and calls runner.MaybeSupervise)", binary, err)
 	}
-	err = rc.Start()
-	specR.Close()
-	reportW.Close()
-	if err != nil {
-		specW.Close()
-		reportR.Close()
-		return nil, err // the directory is checked here, as for the job itself
+	rp := &reaperProc{pool: p, cmd: cmd, conn: conn, rd: bufio.NewReader(conn), exited: make(chan struct{})}
+	p.mu.Lock()
+	if p.live == nil {
+		p.live = map[*reaperProc]struct{}{}
 	}
-	env := cmd.Env
-	if env == nil {
-		env = []string{}
+	p.live[rp] = struct{}{}
+	p.mu.Unlock()
+	go func() {
+		_ = cmd.Wait()
+		p.mu.Lock()
+		delete(p.live, rp)
+		p.mu.Unlock()
+		close(rp.exited)
+	}()
+	return rp, nil
+}
+
+// stop closes the host's end: the reaper, between jobs, exits.
+func (rp *reaperProc) stop() { rp.conn.Close() }
+
+// close stops every idle reaper, and every busy one as its job ends, and
+// waits (until ctx is done) for those that are idle now to exit.
+func (p *reaperPool) close(ctx context.Context) error {
+	p.mu.Lock()
+	p.closed = true
+	idle := p.idle
+	p.idle = nil
+	p.mu.Unlock()
+	for _, rp := range idle {
+		rp.stop()
 	}
-	err = json.NewEncoder(specW).Encode(&reapSpec{Path: cmd.Path, Argv: cmd.Args, Env: env, Cgroup: cg != nil})
-	specW.Close()
-	p := &reapedProc{rc: rc, report: bufio.NewReader(reportR), reportF: reportR}
-	var first reapReport
-	if err == nil {
-		_ = reportR.SetReadDeadline(time.Now().Add(startupTimeout))
-		first, err = p.read()
-		_ = reportR.SetReadDeadline(time.Time{})
-	}
-	switch {
-	case err == nil && first.PID > 0:
-		p.child = first.PID
-		return p, nil
-	case err == nil && first.StartError != "":
-		err = &os.PathError{Op: "fork/exec", Path: cmd.Path, Err: syscall.Errno(first.Errno)}
-		if first.Errno == 0 {
-			err = errors.New(first.StartError)
+	for _, rp := range idle {
+		select {
+		case <-rp.exited:
+		case <-ctx.Done():
+			return fmt.Errorf("close runner: reaper %d still running: %w", rp.cmd.Process.Pid, ctx.Err())
 		}
-	case err == nil:
-		err = errors.New("reaper sent no pid")
 	}
-	_ = syscall.Kill(rc.Process.Pid, syscall.SIGKILL)
-	_ = rc.Wait()
-	reportR.Close()
-	return nil, fmt.Errorf("reaper %s: %w", binary, err)
+	return nil
 }
 
-// reapedProc is a job running under a reaper.
-type reapedProc struct {
-	rc      *exec.Cmd
-	child   int
-	report  *bufio.Reader
-	reportF *os.File
-}
-
-func (p *reapedProc) read() (reapReport, error) {
+// read reads the reaper's next report.
+func (rp *reaperProc) read() (reapReport, error) {
 	var r reapReport
-	line, err := p.report.ReadBytes('\n')
+	line, err := rp.rd.ReadBytes('\n')
 	if err != nil {
 		if errors.Is(err, io.EOF) {
 			return r, errors.New("reaper exited before reporting")
@@ -144,118 +196,120 @@ func (p *reapedProc) read() (reapReport, error) {
 	return r, json.Unmarshal(line, &r)
 }
 
+// start starts cmd's program under a reaper of the pool (binary
+// re-executed, see ReapCommand): with cmd's path, argv and environment,
+// cmd's stdout and stderr, stdin /dev/null, in the open directory cwd (or
+// cmd.Dir when cwd is nil) and in cg when there is one. The job leads a
+// new process group, so the host's group signals reach the job and not
+// the reaper, which must outlive it to clean up.
+func (p *reaperPool) start(binary string, cmd *exec.Cmd, cwd *os.File, cg *jobCgroup) (jobProc, error) {
+	stdout, ok1 := cmd.Stdout.(*os.File)
+	stderr, ok2 := cmd.Stderr.(*os.File)
+	if !ok1 || !ok2 {
+		return nil, errors.New("start under a reaper: stdout and stderr must be files")
+	}
+	env := cmd.Env
+	if env == nil {
+		env = []string{}
+	}
+	q := &reapRequest{Path: cmd.Path, Argv: cmd.Args, Env: env}
+	fds := []int{int(stdout.Fd()), int(stderr.Fd())}
+	if cwd != nil {
+		q.HasDir = true
+		fds = append(fds, int(cwd.Fd()))
+	} else {
+		q.Dir = cmd.Dir
+	}
+	if cg != nil {
+		var attr syscall.SysProcAttr
+		cg.place(&attr) // the job, and so every process of it
+		q.HasCgroup = true
+		fds = append(fds, attr.CgroupFD)
+	}
+	var rp *reaperProc
+	for attempt := 0; ; attempt++ {
+		var err error
+		if rp, err = p.get(binary); err != nil {
+			return nil, err
+		}
+		sent, err := sendRequest(rp.conn, q, fds)
+		if err == nil {
+			break
+		}
+		p.discard(rp)
+		if sent || attempt > 0 {
+			return nil, fmt.Errorf("reaper %s: hand the job over: %w", binary, err)
+		}
+		// It died between jobs and nothing reached it: try a fresh one.
+	}
+	_ = rp.conn.SetReadDeadline(time.Now().Add(startupTimeout))
+	first, err := rp.read()
+	_ = rp.conn.SetReadDeadline(time.Time{})
+	switch {
+	case err == nil && first.PID > 0:
+		return &reapedProc{rp: rp, child: first.PID}, nil
+	case err == nil && first.StartError != "":
+		p.put(rp) // the reaper is fine; the job could not start
+		if first.Errno != 0 {
+			return nil, &os.PathError{Op: "fork/exec", Path: cmd.Path, Err: syscall.Errno(first.Errno)}
+		}
+		return nil, fmt.Errorf("reaper %s: %s", binary, first.StartError)
+	case err == nil:
+		err = errors.New("reaper sent no pid")
+	}
+	p.discard(rp)
+	return nil, fmt.Errorf("reaper %s: %w", binary, err)
+}
+
+// reapedProc is a job running under a reaper.
+type reapedProc struct {
+	rp    *reaperProc
+	child int
+}
+
 func (p *reapedProc) pid() int { return p.child }
 
+// wait reads the reaper's last report of the job. If the reaper dies
+// first (killed from outside), the job's processes are no longer below a
+// subreaper bgcmd owns: the job's process group is killed at once (a
+// delegated cgroup, if any, is killed by the caller), the job settles
+// with the error saying so and no exit status, and the next job gets a
+// new reaper.
 func (p *reapedProc) wait() procExit {
-	defer p.reportF.Close()
-	last, rerr := p.read() // written just before the reaper exits
-	werr := p.rc.Wait()
+	last, rerr := p.rp.read()
 	var out procExit
-	if rerr != nil || !last.Done {
-		// The reaper died early (killed from outside): what the host saw of
-		// it is all there is; its group is the job's, so kill what is left.
-		out.err = fmt.Errorf("reaper of pid %d ended without a report (%v, %v)", p.child, werr, rerr)
-		out.leftovers = killLeftovers(p.child)
-		if ru, ok := p.rc.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			out.usage.add(ru)
-		}
+	if rerr == nil && last.Done {
+		p.rp.pool.put(p.rp)
+		ws := syscall.WaitStatus(last.Status)
+		out.status = &ws
+		out.leftovers = last.Leftovers
+		out.usage = usageSum{utime: time.Duration(last.UserNS), stime: time.Duration(last.SystemNS),
+			maxRSSKiB: last.MaxRSSKiB, ok: true}
 		return out
 	}
-	ws := syscall.WaitStatus(last.Status)
-	out.status = &ws
-	out.leftovers = last.Leftovers
-	out.usage = usageSum{utime: time.Duration(last.UserNS), stime: time.Duration(last.SystemNS),
-		maxRSSKiB: last.MaxRSSKiB, ok: true}
+	p.rp.pool.discard(p.rp)
+	how := "it ended"
+	if ps := p.rp.cmd.ProcessState; ps != nil {
+		how = ps.String()
+	}
+	out.leftovers = killGroupAndWait(p.child)
+	out.err = fmt.Errorf("the reaper process %d of pid %d ended (%s) before reporting how the job ended (%v): bgcmd killed the job's process group; the exit status is unknown",
+		p.rp.cmd.Process.Pid, p.child, how, rerr)
 	return out
 }
 
-// reap is the body of a reaper process (see ReapCommand). It returns the
-// exit code when it cannot end by the job's own signal.
-func reap() int {
-	// Descriptors 3 and 4 came from the host without close-on-exec, and
-	// the job must start with 0-2 only, whatever else reached this process.
-	if err := closeInheritedOnExec(); err != nil {
-		unix.CloseOnExec(3)
-		unix.CloseOnExec(4)
-	}
-	reportF := os.NewFile(4, "report")
-	enc := json.NewEncoder(reportF)
-	fail := func(msg string, errno int) int {
-		_ = enc.Encode(&reapReport{StartError: msg, Errno: errno})
-		return 127
-	}
-	if err := becomeSubreaper(); err != nil {
-		return fail("become a subreaper: "+err.Error(), 0)
-	}
-	var sp reapSpec
-	specF := os.NewFile(3, "spec")
-	err := json.NewDecoder(specF).Decode(&sp)
-	specF.Close()
-	if err != nil {
-		return fail("read spec: "+err.Error(), 0)
-	}
-	// Caught, not ignored: an ignored disposition would pass to the job.
-	relay := make(chan os.Signal, 8)
-	signal.Notify(relay, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT,
-		syscall.SIGUSR1, syscall.SIGUSR2)
-	cmd := &exec.Cmd{Path: sp.Path, Args: sp.Argv, Env: sp.Env,
-		Stdout: os.Stdout, Stderr: os.Stderr, SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}
-	if sp.Cgroup {
-		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, 5
-	}
-	if err := cmd.Start(); err != nil {
-		var errno syscall.Errno
-		errors.As(err, &errno)
-		return fail(err.Error(), int(errno))
-	}
-	// The reaper keeps no copy of the job's pipes: they reach EOF when the
-	// job's processes are gone.
-	if null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0); err == nil {
-		_ = unix.Dup2(int(null.Fd()), 1)
-		_ = unix.Dup2(int(null.Fd()), 2)
-		null.Close()
-	}
-	child := cmd.Process.Pid
-	zombies := startZombieReaper(child)
-	_ = enc.Encode(&reapReport{PID: child})
-	go func() {
-		for sig := range relay {
-			_ = syscall.Kill(-child, sig.(syscall.Signal))
-		}
-	}()
-	_ = cmd.Wait()
-	signal.Stop(relay)
-	var u usageSum
-	u.addSum(zombies.stop())
-	var ws syscall.WaitStatus
-	if ps := cmd.ProcessState; ps != nil {
-		ws, _ = ps.Sys().(syscall.WaitStatus)
-		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-			u.add(ru)
-		}
-	}
-	n := reapTree(&u)
-	_ = enc.Encode(&reapReport{Done: true, Status: uint32(ws), Leftovers: n,
-		UserNS: int64(u.utime), SystemNS: int64(u.stime), MaxRSSKiB: u.maxRSSKiB})
-	reportF.Close()
-	return exitLike(ws)
-}
+// groupGoneWait bounds how long a job whose reaper died waits for its
+// killed process group to be gone.
+const groupGoneWait = 5 * time.Second
 
-// exitLike ends this process the way ws says the job ended: the same exit
-// code, or death by the same signal where that signal kills (core dumps
-// off), else 128 + the signal.
-func exitLike(ws syscall.WaitStatus) int {
-	if !ws.Signaled() {
-		return ws.ExitStatus()
+// killGroupAndWait kills what is left of the group pgid and waits
+// (bounded) until no live member is left, so that a settled job's group
+// is gone. It reports how many processes it killed.
+func killGroupAndWait(pgid int) int {
+	n := killLeftovers(pgid)
+	deadline := time.Now().Add(groupGoneWait)
+	for n > 0 && len(groupMembers(pgid)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond) // a bounded pause while the kernel tears the processes down
 	}
-	sig := ws.Signal()
-	_ = unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{})
-	switch sig {
-	case syscall.SIGTERM, syscall.SIGKILL, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1,
-		syscall.SIGUSR2, syscall.SIGALRM, syscall.SIGPIPE:
-		signal.Reset(sig)
-		_ = syscall.Kill(os.Getpid(), sig)
-		time.Sleep(time.Second) // the signal is on its way; never reached for these signals
-	}
-	return 128 + int(sig)
+	return n
 }

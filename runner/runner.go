@@ -45,9 +45,11 @@ type Options struct {
 	// sessions and process groups, is killed and reaped before the job's
 	// terminal row is written. A detached supervisor is itself a child
 	// subreaper. In the in-process mode the host never becomes one: each job
-	// runs under a small reaper process (Binary re-executed with
-	// ReapCommand) that is the subreaper and reports the job's exit status
-	// and resource use; this costs one more process start per job. A program
+	// runs under a reaper process (Binary re-executed with ReapCommand) that
+	// is the subreaper and reports the job's exit status and resource use.
+	// Reapers are long-lived and serve one job at a time: the Runner starts
+	// one when a job needs it and none is idle, reuses it for the next
+	// jobs, replaces one that dies and stops them at Close. A program
 	// that never called MaybeSupervise cannot be re-executed that way, so its
 	// in-process jobs fall back to process-group containment (a descendant
 	// that calls setsid escapes) and their events record containment
@@ -94,6 +96,8 @@ type Runner struct {
 	mu   sync.Mutex
 	live map[string]*supervisor // in-process supervisors of this runner
 	wg   sync.WaitGroup
+	// reapers are the in-process jobs' reaper processes.
+	reapers reaperPool
 }
 
 // New makes a Runner over the home's store, opening (and creating) its
@@ -168,10 +172,12 @@ func (r *Runner) Policy() *policy.Policy { return r.policy }
 
 // Close waits for the runner's in-process supervisors to finish, and for
 // the on_settle hooks this process started (each bounded by its timeout),
-// or until ctx is done: then it returns an error wrapping ctx.Err() and
-// the supervisors go on settling their jobs (a store the runner opened
-// stays open for them). Then it closes the store it opened. Detached supervisors are
-// independent processes and keep running.
+// then stops the in-process jobs' reaper processes and closes the store it
+// opened; or until ctx is done: then it returns an error wrapping
+// ctx.Err() and the supervisors go on settling their jobs (each reaper
+// stops once its job has ended; a store the runner opened stays open for
+// them). Detached supervisors are independent processes and keep running;
+// a spare supervisor exits.
 func (r *Runner) Close(ctx context.Context) error {
 	r.closeSpare()
 	done := make(chan struct{})
@@ -182,11 +188,13 @@ func (r *Runner) Close(ctx context.Context) error {
 	}()
 	select {
 	case <-done:
+		err := r.reapers.close(ctx)
 		if r.ownStore {
-			return r.store.Close()
+			err = errors.Join(err, r.store.Close())
 		}
-		return nil
+		return err
 	case <-ctx.Done():
+		_ = r.reapers.close(ctx) // the busy ones stop as their jobs end
 		return fmt.Errorf("close runner: in-process jobs still running: %w", ctx.Err())
 	}
 }

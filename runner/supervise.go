@@ -61,9 +61,11 @@ type supervisor struct {
 	// done is closed once the job has settled (or settling failed).
 	done chan struct{}
 	// containment is how the job's descendants are kept in the job; binary
-	// is the executable re-executed as its reaper (containReaper).
+	// is the executable re-executed as its reaper (containReaper), reapers
+	// the runner's pool of them.
 	containment Containment
 	binary      string
+	reapers     *reaperPool
 	// cgroupRoot is the policy's delegated cgroup ("" = none); inCgroup
 	// says the job runs in its own cgroup below it, cgroupErr why not.
 	cgroupRoot string
@@ -75,7 +77,7 @@ func (r *Runner) newSupervisor(job *bgcmd.Job, env []string) *supervisor {
 	return &supervisor{
 		store: r.store, arts: r.arts, job: job, dir: r.jobDir(job.ID), env: env, now: r.now,
 		started: make(chan error, 1), kick: make(chan struct{}, 1), done: make(chan struct{}),
-		containment: r.inProcessContainment(), binary: r.reaperBinary(), cgroupRoot: r.cgroupRoot(),
+		containment: r.inProcessContainment(), binary: r.reaperBinary(), reapers: &r.reapers, cgroupRoot: r.cgroupRoot(),
 	}
 }
 
