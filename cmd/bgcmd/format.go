@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/bgcmd/bgcmd/policy"
 )
 
 // fmtDuration renders d the way people read it: 350ms, 1.2s, 3m04s, 2h03m,
@@ -64,37 +66,15 @@ func fmtAgo(t, now time.Time) string {
 	return t.Local().Format("2006-01-02 15:04")
 }
 
-// sizeUnits maps a size suffix (lower case) to its multiplier: B and no
-// suffix are bytes; K, M, G, T and KiB, MiB, GiB, TiB are powers of 1024
-// (as GNU tools read them); KB, MB, GB, TB are powers of 1000.
-var sizeUnits = map[string]float64{
-	"": 1, "b": 1,
-	"k": 1 << 10, "kib": 1 << 10, "kb": 1e3,
-	"m": 1 << 20, "mib": 1 << 20, "mb": 1e6,
-	"g": 1 << 30, "gib": 1 << 30, "gb": 1e9,
-	"t": 1 << 40, "tib": 1 << 40, "tb": 1e12,
-}
-
-// parseSize parses a byte size for flag: plain bytes (1048576) or a number
-// with a unit (512KiB, 10MiB, 1.5G, 20MB). The result must be at least one
-// byte. Errors are usage errors naming the flag.
+// parseSize parses a byte size for flag (policy.ParseSize: 1048576,
+// 512KiB, 10MiB, 1.5G, 20MB; at least one byte). Errors are usage errors
+// naming the flag.
 func parseSize(flag, s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
-	if i < 0 {
-		i = len(t)
+	n, err := policy.ParseSize(s)
+	if err != nil {
+		return 0, &usageError{fmt.Errorf("%s %w", flag, err)}
 	}
-	num, unit := t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
-	mult, ok := sizeUnits[unit]
-	v, err := strconv.ParseFloat(num, 64)
-	if !ok || err != nil || num == "" {
-		return 0, &usageError{fmt.Errorf("%s %q: want a size such as 1048576, 512KiB, 10MiB or 1G", flag, s)}
-	}
-	n := v * mult
-	if n < 1 || n > math.MaxInt64/2 || n != math.Trunc(n) {
-		return 0, &usageError{fmt.Errorf("%s %q: want a whole number of bytes, at least 1", flag, s)}
-	}
-	return int64(n), nil
+	return n, nil
 }
 
 // parseDuration parses a Go duration for flag (90s, 5m, 1h30m). It must not
