@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -301,7 +300,7 @@ func Supervise(ctx context.Context) error {
 	if becomeSubreaper() != nil {
 		contain = ContainProcessGroup
 	}
-	signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP, syscall.SIGPIPE, syscall.SIGINT) // caught, not ignored: an ignored disposition would pass to the child across exec
+	catchSignals(make(chan os.Signal, 1), syscall.SIGHUP, syscall.SIGPIPE, syscall.SIGINT)
 	statusF := os.NewFile(4, "status")
 	if _, err := unix.FcntlInt(3, unix.F_GETFD, 0); err != nil || statusF == nil {
 		return errors.New("no hand-over socket: this command is started by bgcmd itself")

@@ -51,9 +51,10 @@ func reap() int {
 	chld := make(chan os.Signal, 1)
 	signal.Notify(chld, syscall.SIGCHLD)
 	go s.reapOrphans(chld)
-	// Caught, not ignored: an ignored disposition would pass to the jobs.
+	// Relayed to the job; those the host was started with ignored stay
+	// ignored (and so are for the jobs).
 	relay := make(chan os.Signal, 8)
-	signal.Notify(relay, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT,
+	catchSignals(relay, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT,
 		syscall.SIGUSR1, syscall.SIGUSR2)
 	go s.relaySignals(relay)
 	for {
