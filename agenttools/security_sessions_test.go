@@ -28,8 +28,13 @@ func TestAnotherSessionsTaskAnswersAsAnUnknownOne(t *testing.T) {
 	running := ok[*agenttools.Status](h, "run_command_bg", map[string]any{
 		"argv": []string{fixture(t, "wait-for-file.sh"), flag, "0"}})
 	h.killAtEnd(running.TaskID)
+	// Held until run_command_bg has returned: a command that ended before
+	// the tool read its status would be read (and not unread) at once.
+	doneFlag := filepath.Join(h.root, "done")
 	done := ok[*agenttools.Status](h, "run_command_bg", map[string]any{
-		"argv": []string{fixture(t, "exit-with.sh"), "0"}})
+		"argv": []string{fixture(t, "wait-for-file.sh"), doneFlag, "0"}})
+	require.Equal(t, "running", string(done.State))
+	require.NoError(t, os.WriteFile(doneFlag, nil, 0o600))
 	waitFor(t, "alice's second command settles", func() bool {
 		rec, err := h.store.Get(t.Context(), done.TaskID)
 		return err == nil && rec.State.Settled()
