@@ -104,10 +104,10 @@ func (s *Store) VerifyChain(ctx context.Context, p VerifyChainParams) (*ChainRep
 	if since != "" && since != GenesisHash {
 		var seq int64
 		var prev string
-		err := tx.QueryRowContext(ctx, `SELECT chain_seq, prev_hash FROM job_events WHERE hash = ?1
-			UNION ALL SELECT chain_seq, prev_hash FROM refusals WHERE hash = ?1
-			UNION ALL SELECT chain_seq, prev_hash FROM chain_pruned WHERE hash = ?1
-			ORDER BY 1 LIMIT 1`, since).Scan(&seq, &prev)
+		err := tx.QueryRowContext(ctx, `SELECT chain_seq, prev_hash FROM job_events WHERE hash = ?
+			UNION ALL SELECT chain_seq, prev_hash FROM refusals WHERE hash = ?
+			UNION ALL SELECT chain_seq, prev_hash FROM chain_pruned WHERE hash = ?
+			ORDER BY 1 LIMIT 1`, since, since, since).Scan(&seq, &prev)
 		if errors.Is(err, sql.ErrNoRows) {
 			rep.Problem = &ChainProblem{Problem: ChainCheckpointNotFound,
 				Detail: fmt.Sprintf("no row carries hash %s: the history it named was rewritten or deleted after it was recorded", since)}

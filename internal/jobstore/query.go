@@ -48,6 +48,9 @@ func (s *Store) Query(ctx context.Context, query string, columns func([]string) 
 	if !s.readOnly {
 		return ErrNotReadOnly
 	}
+	if s.d.postgres {
+		return s.queryPostgres(ctx, query, columns, row)
+	}
 	conn, err := s.r.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("query: %w", err)
@@ -60,6 +63,11 @@ func (s *Store) Query(ctx context.Context, query string, columns func([]string) 
 	if err != nil {
 		return queryError(err)
 	}
+	return scanQuery(rows, columns, row)
+}
+
+// scanQuery hands the columns and rows of an ad-hoc query to the callbacks.
+func scanQuery(rows *sql.Rows, columns func([]string) error, row func(QueryRow) error) error {
 	defer rows.Close()
 	cols, err := rows.Columns()
 	if err != nil {
@@ -155,6 +163,10 @@ var readValuePragmas = map[string]bool{
 // queryError wraps an error from SQLite, marking the refusals of a locked
 // down connection with ErrQueryWrites.
 func queryError(err error) error {
+	switch pgCode(err) {
+	case pgReadOnlyTransaction, pgInsufficientPrivilege:
+		return fmt.Errorf("query: %w (%w)", ErrQueryWrites, err)
+	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {
 		switch se.Code() & 0xff {

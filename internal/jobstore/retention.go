@@ -408,16 +408,13 @@ func (s *Store) JobStates(ctx context.Context, ids []string) (map[string]bgcmd.S
 }
 
 // Vacuum compacts the database file (after a large prune) and truncates the
-// write-ahead log. It takes the write lock for as long as it runs.
+// write-ahead log; on PostgreSQL it vacuums the store's tables. It takes the write lock for as long as it runs.
 func (s *Store) Vacuum(ctx context.Context) error {
 	if s.readOnly {
 		return ErrReadOnly
 	}
-	if _, err := s.w.ExecContext(ctx, `VACUUM`); err != nil {
-		return fmt.Errorf("vacuum: %w", err)
-	}
-	if _, err := s.w.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
-		return fmt.Errorf("vacuum: checkpoint: %w", err)
+	if err := s.d.vacuum(ctx, s.w); err != nil {
+		return fmt.Errorf("vacuum: %w", describeWriteError(err))
 	}
 	return nil
 }

@@ -18,9 +18,13 @@ func sqliteCode(err error) int {
 	return 0
 }
 
-// diskFull reports whether SQLite failed for want of space: it says so as
-// SQLITE_FULL, or as SQLITE_IOERR when the file system fails the write.
+// diskFull reports whether the database failed for want of space: SQLite
+// says so as SQLITE_FULL, or as SQLITE_IOERR when the file system fails the
+// write; PostgreSQL as disk_full (SQLSTATE 53100).
 func diskFull(err error) bool {
+	if pgCode(err) == pgDiskFull {
+		return true
+	}
 	switch sqliteCode(err) {
 	case sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR:
 		return true

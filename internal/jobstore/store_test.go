@@ -23,6 +23,7 @@ func openTest(t testing.TB, opts jobstore.Options) *jobstore.Store {
 	if opts.Host == "" {
 		opts.Host = "test-host"
 	}
+	opts = backendOptions(t, opts)
 	s, err := jobstore.Open(context.Background(), opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
@@ -108,13 +109,15 @@ func TestOpenFailsClearlyWhenTheDirectoryCannotBeCreated(t *testing.T) {
 
 func TestReadOnlyStoreRefusesWrites(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "bgcmd.db")
-	s := openTest(t, jobstore.Options{Path: path})
-	require.NoError(t, s.Create(ctx, newJob("a")))
-	ro := openTest(t, jobstore.Options{Path: path, ReadOnly: true})
-	res, err := ro.List(ctx, jobstore.ListParams{})
-	require.NoError(t, err)
-	require.Len(t, res.Jobs, 1)
-	require.ErrorIs(t, ro.Create(ctx, newJob("a")), jobstore.ErrReadOnly)
+	eachBackend(t, func(t *testing.T) {
+		ctx := context.Background()
+		path := filepath.Join(t.TempDir(), "bgcmd.db")
+		s := openTest(t, jobstore.Options{Path: path})
+		require.NoError(t, s.Create(ctx, newJob("a")))
+		ro := openTest(t, jobstore.Options{Path: path, ReadOnly: true})
+		res, err := ro.List(ctx, jobstore.ListParams{})
+		require.NoError(t, err)
+		require.Len(t, res.Jobs, 1)
+		require.ErrorIs(t, ro.Create(ctx, newJob("a")), jobstore.ErrReadOnly)
+	})
 }
