@@ -2,6 +2,7 @@ package jobstore
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 
@@ -52,6 +53,16 @@ func (d dialect) lockWriter(ctx context.Context, tx *sqlx.Tx) error {
 		return fmt.Errorf("take the store's write lock: %w", err)
 	}
 	return nil
+}
+
+// snapshotTx are the options of a read transaction that sees one
+// snapshot throughout (VerifyChain's walk): SQLite's read transaction
+// does; PostgreSQL's needs REPEATABLE READ.
+func (d dialect) snapshotTx() *sql.TxOptions {
+	if d.postgres {
+		return &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead}
+	}
+	return &sql.TxOptions{ReadOnly: true}
 }
 
 // idMatch is the condition matching a job id by a prefix (first argument)
