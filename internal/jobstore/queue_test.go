@@ -19,6 +19,8 @@ import (
 // The queue migration rebuilds jobs: every row, event, artifact and hook
 // row of a store written before it survives (dropping the old table must
 // not cascade), and the new CHECK takes the new states.
+// SQLite only: migration 9 rebuilt SQLite's jobs table; PostgreSQL's
+// schema starts with the queue.
 func TestQueueMigrationKeepsEveryRow(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

@@ -38,6 +38,9 @@ func newJob(session string, argv ...string) *bgcmd.Job {
 		Timeout: time.Minute, KillGrace: time.Second, MaxOutputBytes: 1 << 20}
 }
 
+// The Open tests below are about the SQLite file (its path, WAL, what is
+// not a database); TestOpenOnPostgres is their PostgreSQL half.
+
 func TestOpenMigratesAnEmptyFileAndReopenIsANoOp(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

@@ -14,6 +14,7 @@ import (
 )
 
 // A read-only store reads what the writer wrote and refuses to write.
+// SQLite only: OpenReadOnly takes a file path.
 func TestOpenReadOnlyRefusesWrites(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
