@@ -43,10 +43,14 @@ const startupTimeout = 30 * time.Second
 // spec is what a host hands a detached supervisor over its spec pipe. The
 // environment travels only this way: it is never written to disk.
 type spec struct {
-	Home   string   `json:"home"`
-	DBPath string   `json:"db_path"`
-	JobID  string   `json:"job_id"`
-	Env    []string `json:"env"`
+	Home   string `json:"home"`
+	DBPath string `json:"db_path"`
+	// DB is the PostgreSQL DSN of the store ("" = the SQLite file at
+	// DBPath). It may hold a password, which is why it travels in the
+	// spec pipe and never in argv or the environment.
+	DB    string   `json:"db,omitempty"`
+	JobID string   `json:"job_id"`
+	Env   []string `json:"env"`
 	// HostPID and HostStart name the host that created the job: the
 	// supervisor claims the job from it, so a reconciler that took the job
 	// over meanwhile wins and the supervisor starts nothing.
@@ -114,7 +118,7 @@ func (r *Runner) launchDetached(ctx context.Context, job *bgcmd.Job, env []strin
 		return fail(fmt.Errorf("start detached supervisor %s: %w (check that the bgcmd binary exists and is executable)", r.binary, err))
 	}
 	go cmd.Wait() // reap it if it ends while this host lives
-	sp := spec{Home: r.home, DBPath: r.store.Path(), JobID: job.ID, Env: env,
+	sp := spec{Home: r.home, DBPath: r.store.Path(), DB: r.store.DSN(), JobID: job.ID, Env: env,
 		HostPID: job.SupervisorPID, HostStart: job.SupervisorStart, Cgroup: r.cgroupRoot()}
 	err = json.NewEncoder(specW).Encode(&sp)
 	specW.Close()
@@ -258,7 +262,7 @@ func Supervise(ctx context.Context) error {
 		report("error: read spec: " + err.Error())
 		return fmt.Errorf("read spec: %w", err)
 	}
-	st, err := jobstore.Open(ctx, jobstore.Options{Path: sp.DBPath})
+	st, err := jobstore.Open(ctx, jobstore.Options{Path: sp.DBPath, DSN: sp.DB})
 	if err != nil {
 		report("error: " + err.Error())
 		return err

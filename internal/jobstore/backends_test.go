@@ -2,19 +2,15 @@ package jobstore_test
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
-	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 	"github.com/stretchr/testify/require"
 
 	"github.com/bgcmd/bgcmd/internal/jobstore"
+	"github.com/bgcmd/bgcmd/internal/testkit"
 )
 
 // The store contract is this package's tests: each test that is not about
@@ -58,55 +54,15 @@ func backendOf(t testing.TB) string {
 
 // pgServer returns BGCMD_TEST_PG, skipping t without it (failing it under
 // CI=true, where the PostgreSQL half of the contract must run).
-func pgServer(t testing.TB) string {
-	t.Helper()
-	dsn := os.Getenv("BGCMD_TEST_PG")
-	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("BGCMD_TEST_PG is not set: CI must run the store contract on PostgreSQL too (.ci/run starts a server with scripts/pg)")
-		}
-		t.Skip("BGCMD_TEST_PG is not set: the PostgreSQL half of the store contract is skipped (start a server with `make pg` and export the DSN it prints)")
-	}
-	return dsn
-}
+func pgServer(t testing.TB) string { return testkit.PostgresServer(t) }
 
-var (
-	pgAdminOnce sync.Once
-	pgAdmin     *sql.DB
-	// pgByPath maps a store path a test opens again to its database, so
-	// that a test reopening "the same file" reopens the same database.
-	pgByPath sync.Map
-)
+// pgByPath maps a store path a test opens again to its database, so that a
+// test reopening "the same file" reopens the same database.
+var pgByPath sync.Map
 
 // freshPGDatabase creates an empty database on the test server and returns
 // its DSN; it is dropped when t ends.
-func freshPGDatabase(t testing.TB) string {
-	t.Helper()
-	server := pgServer(t)
-	pgAdminOnce.Do(func() {
-		db, err := sql.Open("pgx", server)
-		if err == nil {
-			db.SetMaxOpenConns(4)
-			pgAdmin = db
-		}
-	})
-	require.NotNil(t, pgAdmin, "open %s", server)
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	name := "bgcmd_test_" + hex.EncodeToString(b)
-	_, err := pgAdmin.Exec(`CREATE DATABASE ` + name)
-	require.NoError(t, err, "create a test database on BGCMD_TEST_PG")
-	t.Cleanup(func() {
-		_, err := pgAdmin.Exec(`DROP DATABASE IF EXISTS ` + name + ` WITH (FORCE)`)
-		if err != nil {
-			t.Logf("drop test database %s: %v", name, err)
-		}
-	})
-	u, err := url.Parse(server)
-	require.NoError(t, err, "BGCMD_TEST_PG must be a postgres:// URL")
-	u.Path = "/" + name
-	return u.String()
-}
+func freshPGDatabase(t testing.TB) string { return testkit.PostgresDB(t) }
 
 // backendOptions fills opts for t's backend: on PostgreSQL, the DSN of a
 // fresh database (the same one again for a path opened before).
@@ -132,7 +88,7 @@ func backendOptions(t testing.TB, opts jobstore.Options) jobstore.Options {
 // for the store: "?" placeholders on both backends.
 func rawDB(t testing.TB, s *jobstore.Store) *sql.DB {
 	t.Helper()
-	if dsn := jobstore.DSNOf(s); dsn != "" {
+	if dsn := s.DSN(); dsn != "" {
 		db, err := jobstore.OpenRawPostgres(context.Background(), dsn)
 		require.NoError(t, err)
 		t.Cleanup(func() { db.Close() })

@@ -22,9 +22,6 @@ func RemoveChainBenchStore() {
 	}
 }
 
-// DSNOf is the PostgreSQL DSN s was opened with ("" on SQLite).
-func DSNOf(s *Store) string { return s.dsn }
-
 // OpenRawPostgres opens the PostgreSQL database dsn names with the store's
 // SQL dialect ("?" placeholders), for tests that look under the store.
 func OpenRawPostgres(ctx context.Context, dsn string) (*sql.DB, error) {

@@ -274,6 +274,16 @@ func (s *Store) Close() error {
 // home's database path given in Options.Path, where no file is kept).
 func (s *Store) Path() string { return s.path }
 
+// Backend names the store's database engine for messages: "SQLite" or
+// "PostgreSQL".
+func (s *Store) Backend() string { return s.d.name() }
+
+// DSN is the PostgreSQL DSN the store was opened with ("" on SQLite). It
+// may hold a password: hand it on only through a private channel (a
+// detached supervisor's spec pipe), never in argv, the environment or a
+// message.
+func (s *Store) DSN() string { return s.dsn }
+
 // Host is the host name this store writes into job rows and reconciles.
 func (s *Store) Host() string { return s.host }
 
