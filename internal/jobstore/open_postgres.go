@@ -52,10 +52,16 @@ func openPostgres(ctx context.Context, opts Options) (*Store, error) {
 		return nil, describePostgresOpenError(name, err)
 	}
 	if opts.ReadOnly {
-		v, err := appliedVersion(ctx, s.r)
-		if err != nil || v == 0 {
+		// A catalog lookup, which needs no privilege on the tables: an
+		// audit role may read the views only.
+		var ok bool
+		err := s.r.GetContext(ctx, &ok, `SELECT to_regclass('goose_db_version') IS NOT NULL AND to_regclass('jobs') IS NOT NULL`)
+		if err != nil || !ok {
 			s.r.Close()
-			return nil, fmt.Errorf("open store %s read-only: it holds no bgcmd schema (run a bgcmd command that writes with this --db first): %v", name, err)
+			if err == nil {
+				err = errors.New("no jobs table")
+			}
+			return nil, fmt.Errorf("open store %s read-only: it holds no bgcmd schema (run a bgcmd command that writes with this --db first): %w", name, err)
 		}
 		s.w = s.r
 		return s, nil

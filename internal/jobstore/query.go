@@ -164,7 +164,7 @@ var readValuePragmas = map[string]bool{
 // down connection with ErrQueryWrites.
 func queryError(err error) error {
 	switch pgCode(err) {
-	case pgReadOnlyTransaction, pgInsufficientPrivilege:
+	case pgReadOnlyTransaction:
 		return fmt.Errorf("query: %w (%w)", ErrQueryWrites, err)
 	}
 	var se *sqlite.Error

@@ -13,9 +13,8 @@ import (
 
 // The PostgreSQL error codes (SQLSTATE) the store tells apart.
 const (
-	pgDiskFull              = "53100"
-	pgReadOnlyTransaction   = "25006"
-	pgInsufficientPrivilege = "42501"
+	pgDiskFull            = "53100"
+	pgReadOnlyTransaction = "25006"
 )
 
 // pgCode is the SQLSTATE of the PostgreSQL error in err's chain, or "".

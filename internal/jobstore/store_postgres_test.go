@@ -2,6 +2,8 @@ package jobstore_test
 
 import (
 	"context"
+	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -48,5 +50,51 @@ func TestOpenOnPostgres(t *testing.T) {
 		require.Error(t, err)
 		require.ErrorContains(t, err, "cannot reach the PostgreSQL server")
 		require.NotContains(t, err.Error(), "secret")
+	})
+}
+
+// TestAuditRoleReadsTheViewsOnly: the README's audit role (SELECT on the
+// views) runs `bgcmd sql` over the views; the tables are closed to it and
+// a write is refused as read-only before any privilege is checked.
+func TestAuditRoleReadsTheViewsOnly(t *testing.T) {
+	t.Parallel()
+	onPostgres(t, func(t *testing.T) {
+		ctx := context.Background()
+		dsn := freshPGDatabase(t)
+		w := openTest(t, jobstore.Options{DSN: dsn})
+		require.NoError(t, w.Create(ctx, newJob("a", "/usr/bin/make")))
+		u, err := url.Parse(dsn)
+		require.NoError(t, err)
+		role := "bgcmd_audit_" + strings.TrimPrefix(u.Path, "/bgcmd_test_")
+		db := rawDB(t, w)
+		for _, q := range []string{
+			`CREATE ROLE ` + role + ` LOGIN`,
+			`GRANT CONNECT ON DATABASE ` + strings.TrimPrefix(u.Path, "/") + ` TO ` + role,
+			`GRANT USAGE ON SCHEMA public TO ` + role,
+			`GRANT SELECT ON job_durations, failures_by_exe, refusal_log, usage_by_exe, job_usage TO ` + role,
+		} {
+			_, err := db.Exec(q)
+			require.NoError(t, err, q)
+		}
+		// Its grants go first (in this database and on it), then the role.
+		t.Cleanup(func() {
+			for _, q := range []string{`DROP OWNED BY ` + role, `DROP ROLE ` + role} {
+				if _, err := db.Exec(q); err != nil {
+					t.Logf("%s: %v", q, err)
+				}
+			}
+		})
+		q := u.Query()
+		q.Set("user", role)
+		u.RawQuery = q.Encode()
+		ro := openTest(t, jobstore.Options{DSN: u.String(), ReadOnly: true})
+		_, rows, err := collect(ro, `SELECT exe, state FROM job_durations`)
+		require.NoError(t, err)
+		require.Equal(t, []jobstore.QueryRow{{"/usr/bin/make", "running"}}, rows)
+		_, _, err = collect(ro, `SELECT * FROM jobs`)
+		require.ErrorContains(t, err, "permission denied")
+		require.NotErrorIs(t, err, jobstore.ErrQueryWrites, "a read the role may not make is no write")
+		_, _, err = collect(ro, `DELETE FROM jobs`)
+		require.ErrorIs(t, err, jobstore.ErrQueryWrites)
 	})
 }
