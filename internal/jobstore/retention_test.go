@@ -164,3 +164,26 @@ func TestJobStatesNamesKnownJobsOnly(t *testing.T) {
 		require.Equal(t, map[string]bgcmd.State{j.ID: bgcmd.StateRunning}, got)
 	})
 }
+
+// Vacuum after a prune leaves the store whole on both backends.
+func TestVacuumAfterPrune(t *testing.T) {
+	t.Parallel()
+	eachBackend(t, func(t *testing.T) {
+		ctx := context.Background()
+		s := openTest(t, jobstore.Options{})
+		j := newJob("v")
+		require.NoError(t, s.Create(ctx, j))
+		_, err := s.Settle(ctx, jobstore.SettleParams{ID: j.ID, To: bgcmd.StateKilled})
+		require.NoError(t, err)
+		_, err = s.MarkSeen(ctx, j.ID)
+		require.NoError(t, err)
+		res, err := s.Prune(ctx, jobstore.PruneParams{Session: "v"})
+		require.NoError(t, err)
+		require.Len(t, res.Jobs, 1)
+		require.NoError(t, s.Vacuum(ctx))
+		rep, err := s.VerifyChain(ctx, jobstore.VerifyChainParams{})
+		require.NoError(t, err)
+		require.Nil(t, rep.Problem)
+		require.Equal(t, int64(2), rep.Pruned)
+	})
+}
