@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
+	"time"
 	"unicode/utf8"
 
 	"modernc.org/sqlite"
@@ -76,6 +78,14 @@ func scanQuery(rows *sql.Rows, columns func([]string) error, row func(QueryRow) 
 	if err := columns(cols); err != nil {
 		return err
 	}
+	// PostgreSQL's numeric comes as text: it is read as a number, as
+	// SQLite gives one.
+	numeric := make([]bool, len(cols))
+	if types, err := rows.ColumnTypes(); err == nil {
+		for i, ct := range types {
+			numeric[i] = ct.DatabaseTypeName() == "NUMERIC"
+		}
+	}
 	vals := make([]any, len(cols))
 	ptrs := make([]any, len(cols))
 	for i := range vals {
@@ -88,6 +98,9 @@ func scanQuery(rows *sql.Rows, columns func([]string) error, row func(QueryRow) 
 		out := make(QueryRow, len(cols))
 		for i, v := range vals {
 			out[i] = plainValue(v)
+			if s, ok := out[i].(string); ok && numeric[i] {
+				out[i] = numberValue(s)
+			}
 		}
 		if err := row(out); err != nil {
 			return err
@@ -177,7 +190,21 @@ func queryError(err error) error {
 	return fmt.Errorf("query: %w", err)
 }
 
-// plainValue narrows a scanned value to the kinds QueryRow documents.
+// numberValue reads a numeric's text as an int64 when it is whole and
+// fits, else as a float64 (the text itself when it is neither, as NaN).
+func numberValue(s string) any {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return n
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return f
+	}
+	return s
+}
+
+// plainValue narrows a scanned value to the kinds QueryRow documents (a
+// time, which PostgreSQL may give, as RFC 3339 UTC text like the stored
+// times).
 func plainValue(v any) any {
 	switch x := v.(type) {
 	case nil, int64, float64, string:
@@ -194,6 +221,12 @@ func plainValue(v any) any {
 		return int64(0)
 	case int:
 		return int64(x)
+	case int32:
+		return int64(x)
+	case float32:
+		return float64(x)
+	case time.Time:
+		return x.UTC().Format(time.RFC3339Nano)
 	default:
 		return fmt.Sprint(x)
 	}

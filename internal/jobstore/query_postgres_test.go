@@ -76,6 +76,12 @@ func TestQueryOnPostgresIsReadOnlyForReal(t *testing.T) {
 		_, rows, err = collect(ro, `SELECT COUNT(*) FROM jobs`)
 		require.NoError(t, err)
 		require.Equal(t, []jobstore.QueryRow{{int64(1)}}, rows)
+		// Values come as the kinds QueryRow documents, as from SQLite.
+		_, rows, err = collect(ro, `SELECT SUM(timeout_ms), AVG(1.5), true, 2::int4,
+			'2026-05-01T12:00:00.5Z'::timestamptz, 'x'::bytea FROM jobs`)
+		require.NoError(t, err)
+		require.Equal(t, []jobstore.QueryRow{{int64(60000), 1.5, int64(1), int64(2),
+			"2026-05-01T12:00:00.5Z", "x"}}, rows)
 		require.ErrorIs(t, w.Query(ctx, `SELECT 1`, nil, nil), jobstore.ErrNotReadOnly)
 	})
 }
