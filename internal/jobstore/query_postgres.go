@@ -30,7 +30,7 @@ func pgCode(err error) string {
 // read-only (default_transaction_read_only, set when it was opened
 // read-only); the query runs, exactly as given, as one statement (pgx's
 // extended protocol refuses several) in a READ ONLY transaction on a
-// connection of its own, with statement_timeout set from ctx's deadline,
+// connection of its own, with statement_timeout set past ctx's deadline,
 // and that connection is closed afterwards, so that nothing the query did
 // to its session (a setting, an advisory lock) outlives it. A write is
 // refused by the server and wraps ErrQueryWrites, as on SQLite. The
@@ -51,7 +51,10 @@ func (s *Store) queryPostgres(ctx context.Context, query string, columns func([]
 	}
 	defer tx.Rollback()
 	if d, ok := ctx.Deadline(); ok {
-		ms := max(time.Until(d).Milliseconds(), 1)
+		// The context ends the query first (pgx cancels it, and the caller
+		// sees its deadline passed); the server's own timeout, a second
+		// later, ends it even if this process is gone.
+		ms := max(time.Until(d).Milliseconds(), 1) + 1000
 		if _, err := tx.ExecContext(raw, fmt.Sprintf("SET LOCAL statement_timeout = %d", ms)); err != nil {
 			return fmt.Errorf("query: set the statement timeout: %w", err)
 		}
