@@ -69,4 +69,11 @@ func TestE2EPostgresStoreByDSN(t *testing.T) {
 	r := h.bgcmd("sql", "--timeout", "1s", "SELECT pg_sleep(60)")
 	require.Equal(t, 1, r.code, r.stderr)
 	require.Contains(t, r.stderr, "time limit")
+
+	// Retention on PostgreSQL: the read jobs go, the database is vacuumed
+	// and its size reported.
+	out = h.ok("prune", "--state", "exited", "--vacuum")
+	require.Contains(t, out, "vacuumed the database (now ")
+	require.NotContains(t, out, "(now ?)")
+	require.Equal(t, "n\n0\n", h.ok("sql", "--csv", "SELECT COUNT(*) AS n FROM jobs"))
 }

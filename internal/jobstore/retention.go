@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -417,6 +418,23 @@ func (s *Store) Vacuum(ctx context.Context) error {
 		return fmt.Errorf("vacuum: %w", describeWriteError(err))
 	}
 	return nil
+}
+
+// Size is how many bytes the database takes: the SQLite file (not its
+// WAL), or the PostgreSQL database.
+func (s *Store) Size(ctx context.Context) (int64, error) {
+	if s.d.postgres {
+		var n int64
+		if err := s.r.GetContext(ctx, &n, `SELECT pg_database_size(current_database())`); err != nil {
+			return 0, fmt.Errorf("database size: %w", err)
+		}
+		return n, nil
+	}
+	fi, err := os.Stat(s.path)
+	if err != nil {
+		return 0, fmt.Errorf("database size: %w", err)
+	}
+	return fi.Size(), nil
 }
 
 // selectIn runs query, whose one "?" in "IN (?)" stands for the list,
