@@ -31,3 +31,6 @@ func OpenRawPostgres(ctx context.Context, dsn string) (*sql.DB, error) {
 	}
 	return sql.OpenDB(pgConnector{stdlib.GetConnector(*cfg)}), nil
 }
+
+// WriterLockKey is the advisory lock PostgreSQL write transactions take.
+const WriterLockKey = writerLockKey

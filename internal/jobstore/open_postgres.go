@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net/url"
 	"path/filepath"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -34,6 +35,9 @@ func openPostgres(ctx context.Context, opts Options) (*Store, error) {
 	if opts.ReadOnly {
 		cfg.RuntimeParams["default_transaction_read_only"] = "on"
 	}
+	// A write waits for the store's write lock at most BusyTimeout, as
+	// SQLite's busy timeout bounds the wait for its write lock.
+	cfg.RuntimeParams["lock_timeout"] = strconv.FormatInt(max(opts.BusyTimeout.Milliseconds(), 1), 10)
 	s := &Store{host: opts.Host, now: opts.Now, readOnly: opts.ReadOnly, d: postgresDialect, dsn: opts.DSN}
 	if opts.Path != "" {
 		if s.path, err = filepath.Abs(opts.Path); err != nil {

@@ -15,6 +15,7 @@ import (
 const (
 	pgDiskFull            = "53100"
 	pgReadOnlyTransaction = "25006"
+	pgLockNotAvailable    = "55P03"
 )
 
 // pgCode is the SQLSTATE of the PostgreSQL error in err's chain, or "".

@@ -35,11 +35,15 @@ func diskFull(err error) bool {
 // diskFullHint is what to do when diskFull says so.
 const diskFullHint = "the disk is full or failing: free space under the bgcmd home and retry"
 
-// describeWriteError says what to do about a write SQLite could not make
-// because the disk is full.
+// describeWriteError says what to do about a write the database could not
+// make because the disk is full, or (PostgreSQL) because another process
+// held the store's write lock past the busy timeout.
 func describeWriteError(err error) error {
 	if diskFull(err) {
 		return fmt.Errorf("%w (%s)", err, diskFullHint)
+	}
+	if pgCode(err) == pgLockNotAvailable {
+		return fmt.Errorf("%w (another bgcmd process held the store's write lock for longer than the busy timeout: retry; if it recurs, look for a stuck bgcmd process on a host sharing the database)", err)
 	}
 	return err
 }

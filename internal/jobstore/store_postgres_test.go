@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -96,5 +97,26 @@ func TestAuditRoleReadsTheViewsOnly(t *testing.T) {
 		require.NotErrorIs(t, err, jobstore.ErrQueryWrites, "a read the role may not make is no write")
 		_, _, err = collect(ro, `DELETE FROM jobs`)
 		require.ErrorIs(t, err, jobstore.ErrQueryWrites)
+	})
+}
+
+// TestWriteWaitsForTheWriteLockAtMostTheBusyTimeout: on PostgreSQL, as on
+// SQLite, a write waits for another process's write transaction at most
+// the busy timeout, then fails saying why; once the lock is free, writes
+// go through again.
+func TestWriteWaitsForTheWriteLockAtMostTheBusyTimeout(t *testing.T) {
+	t.Parallel()
+	onPostgres(t, func(t *testing.T) {
+		ctx := context.Background()
+		s := openTest(t, jobstore.Options{BusyTimeout: 300 * time.Millisecond})
+		// Another writer: a transaction holding the store's write lock.
+		other, err := rawDB(t, s).BeginTx(ctx, nil)
+		require.NoError(t, err)
+		_, err = other.Exec(`SELECT pg_advisory_xact_lock(?)`, jobstore.WriterLockKey)
+		require.NoError(t, err)
+		err = s.Create(ctx, newJob("a"))
+		require.ErrorContains(t, err, "held the store's write lock for longer than the busy timeout")
+		require.NoError(t, other.Rollback())
+		require.NoError(t, s.Create(ctx, newJob("a")))
 	})
 }
