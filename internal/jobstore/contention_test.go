@@ -87,39 +87,41 @@ func startWorkers(t testing.TB, path, dsn string, n, jobsEach int) []*exec.Cmd {
 // commit order (a feed consumer resumes after the last seq it saw).
 func TestEightProcessesWriteOneFileWithoutErrorsOrLostEvents(t *testing.T) {
 	t.Parallel()
-	eachBackend(t, func(t *testing.T) {
-		const procs, jobsEach = 8, 250 // 500 transitions per process
-		path := filepath.Join(t.TempDir(), "bgcmd.db")
-		dsn := backendOptions(t, jobstore.Options{Path: path}).DSN
-		for i, cmd := range startWorkers(t, path, dsn, procs, jobsEach) {
-			require.NoError(t, cmd.Wait(), "worker %d", i)
-		}
+	eachBackend(t, testEightProcessesWriteOneFileWithoutErrorsOrLostEvents)
+}
 
-		s := openTest(t, jobstore.Options{Path: path})
-		ctx := context.Background()
-		for i := range procs {
-			c, err := s.Counters(ctx, fmt.Sprintf("w%d", i))
-			require.NoError(t, err)
-			require.Equal(t, bgcmd.Counters{Running: 0, Finished: jobsEach}, c)
-		}
-		var events, jobs int
-		db := rawDB(t, s)
-		require.NoError(t, db.QueryRow(`SELECT COUNT(*) FROM job_events`).Scan(&events))
-		require.NoError(t, db.QueryRow(`SELECT COUNT(*) FROM jobs WHERE state = 'exited'`).Scan(&jobs))
-		require.Equal(t, procs*jobsEach*2, events)
-		require.Equal(t, procs*jobsEach, jobs)
-		var outOfOrder int
-		require.NoError(t, db.QueryRow(`SELECT COUNT(*) FROM job_events a JOIN job_events b
-		ON b.chain_seq = a.chain_seq + 1 WHERE b.seq < a.seq`).Scan(&outOfOrder))
-		require.Zero(t, outOfOrder, "event seqs were handed out in commit order")
-		if backendOf(t) == backendSQLite {
-			var integrity string
-			require.NoError(t, db.QueryRow(`PRAGMA integrity_check`).Scan(&integrity))
-			require.Equal(t, "ok", integrity)
-		}
-		rep, err := s.VerifyChain(ctx, jobstore.VerifyChainParams{})
+func testEightProcessesWriteOneFileWithoutErrorsOrLostEvents(t *testing.T) {
+	const procs, jobsEach = 8, 250 // 500 transitions per process
+	path := filepath.Join(t.TempDir(), "bgcmd.db")
+	dsn := backendOptions(t, jobstore.Options{Path: path}).DSN
+	for i, cmd := range startWorkers(t, path, dsn, procs, jobsEach) {
+		require.NoError(t, cmd.Wait(), "worker %d", i)
+	}
+
+	s := openTest(t, jobstore.Options{Path: path})
+	ctx := context.Background()
+	for i := range procs {
+		c, err := s.Counters(ctx, fmt.Sprintf("w%d", i))
 		require.NoError(t, err)
-		require.Nil(t, rep.Problem, "the chain in commit order across processes")
-		require.Equal(t, int64(procs*jobsEach*2), rep.Rows)
-	})
+		require.Equal(t, bgcmd.Counters{Running: 0, Finished: jobsEach}, c)
+	}
+	var events, jobs int
+	db := rawDB(t, s)
+	require.NoError(t, db.QueryRow(`SELECT COUNT(*) FROM job_events`).Scan(&events))
+	require.NoError(t, db.QueryRow(`SELECT COUNT(*) FROM jobs WHERE state = 'exited'`).Scan(&jobs))
+	require.Equal(t, procs*jobsEach*2, events)
+	require.Equal(t, procs*jobsEach, jobs)
+	var outOfOrder int
+	require.NoError(t, db.QueryRow(`SELECT COUNT(*) FROM job_events a JOIN job_events b
+		ON b.chain_seq = a.chain_seq + 1 WHERE b.seq < a.seq`).Scan(&outOfOrder))
+	require.Zero(t, outOfOrder, "event seqs were handed out in commit order")
+	if backendOf(t) == backendSQLite {
+		var integrity string
+		require.NoError(t, db.QueryRow(`PRAGMA integrity_check`).Scan(&integrity))
+		require.Equal(t, "ok", integrity)
+	}
+	rep, err := s.VerifyChain(ctx, jobstore.VerifyChainParams{})
+	require.NoError(t, err)
+	require.Nil(t, rep.Problem, "the chain in commit order across processes")
+	require.Equal(t, int64(procs*jobsEach*2), rep.Rows)
 }

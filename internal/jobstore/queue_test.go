@@ -81,101 +81,107 @@ func TestQueueMigrationKeepsEveryRow(t *testing.T) {
 
 func TestQueueDependencyRefusals(t *testing.T) {
 	t.Parallel()
-	eachBackend(t, func(t *testing.T) {
-		ctx := context.Background()
-		s := openTest(t, jobstore.Options{})
-		a := newJob("s")
-		require.NoError(t, s.Create(ctx, a))
-		other := newJob("t")
-		require.NoError(t, s.Create(ctx, other))
+	eachBackend(t, testQueueDependencyRefusals)
+}
 
-		self := newJob("s")
-		self.ID = jobstore.NewID()
-		self.After = []string{self.ID}
-		err := s.CreateQueued(ctx, self, jobstore.QueueLimits{})
+func testQueueDependencyRefusals(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, jobstore.Options{})
+	a := newJob("s")
+	require.NoError(t, s.Create(ctx, a))
+	other := newJob("t")
+	require.NoError(t, s.Create(ctx, other))
+
+	self := newJob("s")
+	self.ID = jobstore.NewID()
+	self.After = []string{self.ID}
+	err := s.CreateQueued(ctx, self, jobstore.QueueLimits{})
+	require.True(t, errors.Is(err, jobstore.ErrBadDependency), "%v", err)
+	require.Contains(t, err.Error(), "cycle")
+
+	for _, dep := range []string{other.ID, jobstore.NewID()} {
+		j := newJob("s")
+		j.After = []string{a.ID, dep}
+		err = s.CreateQueued(ctx, j, jobstore.QueueLimits{})
 		require.True(t, errors.Is(err, jobstore.ErrBadDependency), "%v", err)
-		require.Contains(t, err.Error(), "cycle")
-
-		for _, dep := range []string{other.ID, jobstore.NewID()} {
-			j := newJob("s")
-			j.After = []string{a.ID, dep}
-			err = s.CreateQueued(ctx, j, jobstore.QueueLimits{})
-			require.True(t, errors.Is(err, jobstore.ErrBadDependency), "%v", err)
-			require.Contains(t, err.Error(), "no such job in session s")
-			_, gerr := s.Get(ctx, j.ID)
-			require.True(t, errors.Is(gerr, bgcmd.ErrNotFound), "a refused job is not created")
-		}
-	})
+		require.Contains(t, err.Error(), "no such job in session s")
+		_, gerr := s.Get(ctx, j.ID)
+		require.True(t, errors.Is(gerr, bgcmd.ErrNotFound), "a refused job is not created")
+	}
 }
 
 func TestQueueDispatchIsFIFOWithinLimitsAndFailsDependants(t *testing.T) {
 	t.Parallel()
-	eachBackend(t, func(t *testing.T) {
-		ctx := context.Background()
-		s := openTest(t, jobstore.Options{})
-		var q []*bgcmd.Job
-		for range 3 {
-			j := newJob("s")
-			j.Group = "g"
-			require.NoError(t, s.CreateQueued(ctx, j, jobstore.QueueLimits{Group: 2}))
-			q = append(q, j)
-		}
-		res, err := s.Dispatch(ctx, nil)
-		require.NoError(t, err)
-		require.Len(t, res.Started, 2)
-		require.Equal(t, q[0].ID, res.Started[0].ID)
-		require.Equal(t, q[1].ID, res.Started[1].ID)
-		res, err = s.Dispatch(ctx, nil)
-		require.NoError(t, err)
-		require.Empty(t, res.Started, "the group is full")
+	eachBackend(t, testQueueDispatchIsFIFOWithinLimitsAndFailsDependants)
+}
 
-		dep := newJob("s")
-		dep.After = []string{q[0].ID}
-		require.NoError(t, s.CreateQueued(ctx, dep, jobstore.QueueLimits{}))
-		dep2 := newJob("s")
-		dep2.After = []string{dep.ID}
-		require.NoError(t, s.CreateQueued(ctx, dep2, jobstore.QueueLimits{}))
-		code := 1
-		_, err = s.Settle(ctx, jobstore.SettleParams{ID: q[0].ID, To: bgcmd.StateExited, ExitCode: &code})
-		require.NoError(t, err)
-		res, err = s.Dispatch(ctx, nil)
-		require.NoError(t, err)
-		require.Len(t, res.Started, 1)
-		require.Equal(t, q[2].ID, res.Started[0].ID)
-		require.Len(t, res.Settled, 2)
-		for _, r := range res.Settled {
-			require.Equal(t, bgcmd.StateDependencyFailed, r.State)
-		}
-		_, err = s.SettleQueued(ctx, q[2].ID, bgcmd.StateKilled, "x", nil)
-		require.True(t, errors.Is(err, bgcmd.ErrInvalidTransition), "a dispatched job is no longer queued: %v", err)
-	})
+func testQueueDispatchIsFIFOWithinLimitsAndFailsDependants(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, jobstore.Options{})
+	var q []*bgcmd.Job
+	for range 3 {
+		j := newJob("s")
+		j.Group = "g"
+		require.NoError(t, s.CreateQueued(ctx, j, jobstore.QueueLimits{Group: 2}))
+		q = append(q, j)
+	}
+	res, err := s.Dispatch(ctx, nil)
+	require.NoError(t, err)
+	require.Len(t, res.Started, 2)
+	require.Equal(t, q[0].ID, res.Started[0].ID)
+	require.Equal(t, q[1].ID, res.Started[1].ID)
+	res, err = s.Dispatch(ctx, nil)
+	require.NoError(t, err)
+	require.Empty(t, res.Started, "the group is full")
+
+	dep := newJob("s")
+	dep.After = []string{q[0].ID}
+	require.NoError(t, s.CreateQueued(ctx, dep, jobstore.QueueLimits{}))
+	dep2 := newJob("s")
+	dep2.After = []string{dep.ID}
+	require.NoError(t, s.CreateQueued(ctx, dep2, jobstore.QueueLimits{}))
+	code := 1
+	_, err = s.Settle(ctx, jobstore.SettleParams{ID: q[0].ID, To: bgcmd.StateExited, ExitCode: &code})
+	require.NoError(t, err)
+	res, err = s.Dispatch(ctx, nil)
+	require.NoError(t, err)
+	require.Len(t, res.Started, 1)
+	require.Equal(t, q[2].ID, res.Started[0].ID)
+	require.Len(t, res.Settled, 2)
+	for _, r := range res.Settled {
+		require.Equal(t, bgcmd.StateDependencyFailed, r.State)
+	}
+	_, err = s.SettleQueued(ctx, q[2].ID, bgcmd.StateKilled, "x", nil)
+	require.True(t, errors.Is(err, bgcmd.ErrInvalidTransition), "a dispatched job is no longer queued: %v", err)
 }
 
 func TestQueueDispatchHigherPriorityFirst(t *testing.T) {
 	t.Parallel()
-	eachBackend(t, func(t *testing.T) {
-		ctx := context.Background()
-		s := openTest(t, jobstore.Options{})
-		var ids []string
-		for _, prio := range []int{0, 5, 0, 5} {
-			j := newJob("s")
-			j.Group, j.Priority = "g", prio
-			require.NoError(t, s.CreateQueued(ctx, j, jobstore.QueueLimits{Group: 1}))
-			ids = append(ids, j.ID)
-		}
-		pos, err := s.QueuePositions(ctx)
+	eachBackend(t, testQueueDispatchHigherPriorityFirst)
+}
+
+func testQueueDispatchHigherPriorityFirst(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, jobstore.Options{})
+	var ids []string
+	for _, prio := range []int{0, 5, 0, 5} {
+		j := newJob("s")
+		j.Group, j.Priority = "g", prio
+		require.NoError(t, s.CreateQueued(ctx, j, jobstore.QueueLimits{Group: 1}))
+		ids = append(ids, j.ID)
+	}
+	pos, err := s.QueuePositions(ctx)
+	require.NoError(t, err)
+	require.Equal(t, map[string]int{ids[1]: 1, ids[3]: 2, ids[0]: 3, ids[2]: 4}, pos)
+	var order []string
+	for range ids {
+		res, err := s.Dispatch(ctx, nil)
 		require.NoError(t, err)
-		require.Equal(t, map[string]int{ids[1]: 1, ids[3]: 2, ids[0]: 3, ids[2]: 4}, pos)
-		var order []string
-		for range ids {
-			res, err := s.Dispatch(ctx, nil)
-			require.NoError(t, err)
-			require.Len(t, res.Started, 1)
-			order = append(order, res.Started[0].ID)
-			code := 0
-			_, err = s.Settle(ctx, jobstore.SettleParams{ID: res.Started[0].ID, To: bgcmd.StateExited, ExitCode: &code})
-			require.NoError(t, err)
-		}
-		require.Equal(t, []string{ids[1], ids[3], ids[0], ids[2]}, order)
-	})
+		require.Len(t, res.Started, 1)
+		order = append(order, res.Started[0].ID)
+		code := 0
+		_, err = s.Settle(ctx, jobstore.SettleParams{ID: res.Started[0].ID, To: bgcmd.StateExited, ExitCode: &code})
+		require.NoError(t, err)
+	}
+	require.Equal(t, []string{ids[1], ids[3], ids[0], ids[2]}, order)
 }

@@ -29,164 +29,174 @@ func ids(jobs []jobstore.PrunedJob) []string {
 
 func TestPruneDeletesSettledReadJobsAndSparesRunningAndUnreadOnes(t *testing.T) {
 	t.Parallel()
-	eachBackend(t, func(t *testing.T) {
-		ctx := context.Background()
-		now := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
-		s := openTest(t, jobstore.Options{Now: func() time.Time { return now }})
+	eachBackend(t, testPruneDeletesSettledReadJobsAndSparesRunningAndUnreadOnes)
+}
 
-		old, unread, running, shared, keeper := newJob("a"), newJob("a"), newJob("a"), newJob("a"), newJob("b")
-		for _, j := range []*bgcmd.Job{old, unread, running, shared, keeper} {
-			require.NoError(t, s.Create(ctx, j))
-		}
-		settle(t, s, old, bgcmd.StateExited, "aaaa", 10)
-		settle(t, s, unread, bgcmd.StateTimeout, "bbbb", 20)
-		settle(t, s, shared, bgcmd.StateExited, "cccc", 30)
-		settle(t, s, keeper, bgcmd.StateExited, "cccc", 30) // same content as shared
-		for _, j := range []*bgcmd.Job{old, shared, keeper} {
-			_, err := s.MarkSeen(ctx, j.ID)
-			require.NoError(t, err)
-		}
-		now = now.Add(time.Hour)
+func testPruneDeletesSettledReadJobsAndSparesRunningAndUnreadOnes(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	s := openTest(t, jobstore.Options{Now: func() time.Time { return now }})
 
-		sel := jobstore.PruneParams{Session: "a", DryRun: true}
-		dry, err := s.Prune(ctx, sel)
+	old, unread, running, shared, keeper := newJob("a"), newJob("a"), newJob("a"), newJob("a"), newJob("b")
+	for _, j := range []*bgcmd.Job{old, unread, running, shared, keeper} {
+		require.NoError(t, s.Create(ctx, j))
+	}
+	settle(t, s, old, bgcmd.StateExited, "aaaa", 10)
+	settle(t, s, unread, bgcmd.StateTimeout, "bbbb", 20)
+	settle(t, s, shared, bgcmd.StateExited, "cccc", 30)
+	settle(t, s, keeper, bgcmd.StateExited, "cccc", 30) // same content as shared
+	for _, j := range []*bgcmd.Job{old, shared, keeper} {
+		_, err := s.MarkSeen(ctx, j.ID)
 		require.NoError(t, err)
-		require.Equal(t, []string{old.ID, shared.ID}, ids(dry.Jobs), "running and unread jobs are spared")
-		require.Equal(t, []jobstore.UnreferencedArtifact{{SHA256: "aaaa", Bytes: 10}}, dry.Unreferenced,
-			"a file another job still references is not freed")
-		require.Equal(t, int64(10), dry.FreedBytes)
-		_, err = s.Get(ctx, old.ID)
-		require.NoError(t, err, "a dry run deletes nothing")
+	}
+	now = now.Add(time.Hour)
 
-		sel.DryRun = false
-		res, err := s.Prune(ctx, sel)
-		require.NoError(t, err)
-		require.Equal(t, ids(dry.Jobs), ids(res.Jobs), "the dry run lists exactly what goes")
-		require.Equal(t, dry.Unreferenced, res.Unreferenced)
-		require.Equal(t, int64(4), res.Events, "creation and settle of two jobs")
-		require.Equal(t, int64(2), res.Artifacts)
-		for _, j := range []*bgcmd.Job{old, shared} {
-			_, err := s.Get(ctx, j.ID)
-			require.ErrorIs(t, err, bgcmd.ErrNotFound)
-			ev, err := s.Events(ctx, j.ID)
-			require.NoError(t, err)
-			require.Empty(t, ev)
-		}
-		for _, j := range []*bgcmd.Job{unread, running, keeper} {
-			_, err := s.Get(ctx, j.ID)
-			require.NoError(t, err)
-		}
-		ref, err := s.ReferencedArtifacts(ctx, []string{"aaaa", "bbbb", "cccc"})
-		require.NoError(t, err)
-		require.Equal(t, map[string]bool{"bbbb": true, "cccc": true}, ref)
+	sel := jobstore.PruneParams{Session: "a", DryRun: true}
+	dry, err := s.Prune(ctx, sel)
+	require.NoError(t, err)
+	require.Equal(t, []string{old.ID, shared.ID}, ids(dry.Jobs), "running and unread jobs are spared")
+	require.Equal(t, []jobstore.UnreferencedArtifact{{SHA256: "aaaa", Bytes: 10}}, dry.Unreferenced,
+		"a file another job still references is not freed")
+	require.Equal(t, int64(10), dry.FreedBytes)
+	_, err = s.Get(ctx, old.ID)
+	require.NoError(t, err, "a dry run deletes nothing")
 
-		res, err = s.Prune(ctx, jobstore.PruneParams{Session: "a", IncludeUnread: true})
+	sel.DryRun = false
+	res, err := s.Prune(ctx, sel)
+	require.NoError(t, err)
+	require.Equal(t, ids(dry.Jobs), ids(res.Jobs), "the dry run lists exactly what goes")
+	require.Equal(t, dry.Unreferenced, res.Unreferenced)
+	require.Equal(t, int64(4), res.Events, "creation and settle of two jobs")
+	require.Equal(t, int64(2), res.Artifacts)
+	for _, j := range []*bgcmd.Job{old, shared} {
+		_, err := s.Get(ctx, j.ID)
+		require.ErrorIs(t, err, bgcmd.ErrNotFound)
+		ev, err := s.Events(ctx, j.ID)
 		require.NoError(t, err)
-		require.Equal(t, []string{unread.ID}, ids(res.Jobs), "--include-unread takes unread jobs, never running ones")
-	})
+		require.Empty(t, ev)
+	}
+	for _, j := range []*bgcmd.Job{unread, running, keeper} {
+		_, err := s.Get(ctx, j.ID)
+		require.NoError(t, err)
+	}
+	ref, err := s.ReferencedArtifacts(ctx, []string{"aaaa", "bbbb", "cccc"})
+	require.NoError(t, err)
+	require.Equal(t, map[string]bool{"bbbb": true, "cccc": true}, ref)
+
+	res, err = s.Prune(ctx, jobstore.PruneParams{Session: "a", IncludeUnread: true})
+	require.NoError(t, err)
+	require.Equal(t, []string{unread.ID}, ids(res.Jobs), "--include-unread takes unread jobs, never running ones")
 }
 
 func TestPruneSelectorsCombine(t *testing.T) {
 	t.Parallel()
-	eachBackend(t, func(t *testing.T) {
-		ctx := context.Background()
-		now := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
-		s := openTest(t, jobstore.Options{Now: func() time.Time { return now }})
-		var a, b []*bgcmd.Job
-		for i := range 6 {
-			now = now.Add(time.Minute)
-			ja, jb := newJob("a"), newJob("b")
-			require.NoError(t, s.Create(ctx, ja))
-			require.NoError(t, s.Create(ctx, jb))
-			state := bgcmd.StateExited
-			if i%2 == 1 {
-				state = bgcmd.StateKilled
-			}
-			settle(t, s, ja, state, "a", 1)
-			settle(t, s, jb, state, "b", 1)
-			for _, j := range []*bgcmd.Job{ja, jb} {
-				_, err := s.MarkSeen(ctx, j.ID)
-				require.NoError(t, err)
-			}
-			a, b = append(a, ja), append(b, jb)
-		}
+	eachBackend(t, testPruneSelectorsCombine)
+}
+
+func testPruneSelectorsCombine(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	s := openTest(t, jobstore.Options{Now: func() time.Time { return now }})
+	var a, b []*bgcmd.Job
+	for i := range 6 {
 		now = now.Add(time.Minute)
-
-		res, err := s.Prune(ctx, jobstore.PruneParams{KeepLast: 4, DryRun: true})
-		require.NoError(t, err)
-		require.Equal(t, []string{a[0].ID, b[0].ID, a[1].ID, b[1].ID}, ids(res.Jobs), "keep-last counts per session")
-
-		res, err = s.Prune(ctx, jobstore.PruneParams{KeepLast: 1, States: []bgcmd.State{bgcmd.StateKilled}, Session: "b", DryRun: true})
-		require.NoError(t, err)
-		require.Equal(t, []string{b[1].ID, b[3].ID}, ids(res.Jobs), "the newest killed job of b stays")
-
-		cut := time.Date(2026, 5, 1, 0, 3, 0, 0, time.UTC) // settled at 0:01, 0:02 go
-		res, err = s.Prune(ctx, jobstore.PruneParams{FinishedBefore: cut, DryRun: true})
-		require.NoError(t, err)
-		require.Equal(t, []string{a[0].ID, b[0].ID, a[1].ID, b[1].ID}, ids(res.Jobs))
-		require.Empty(t, res.Unreferenced, "newer jobs share the same files")
-
-		res, err = s.Prune(ctx, jobstore.PruneParams{States: []bgcmd.State{bgcmd.StateExited}, BatchSize: 2})
-		require.NoError(t, err)
-		require.Len(t, res.Jobs, 6, "batches cover every selected job")
-		left, err := s.List(ctx, jobstore.ListParams{})
-		require.NoError(t, err)
-		require.Len(t, left.Jobs, 6)
-		for _, j := range left.Jobs {
-			require.Equal(t, bgcmd.StateKilled, j.State)
+		ja, jb := newJob("a"), newJob("b")
+		require.NoError(t, s.Create(ctx, ja))
+		require.NoError(t, s.Create(ctx, jb))
+		state := bgcmd.StateExited
+		if i%2 == 1 {
+			state = bgcmd.StateKilled
 		}
-	})
+		settle(t, s, ja, state, "a", 1)
+		settle(t, s, jb, state, "b", 1)
+		for _, j := range []*bgcmd.Job{ja, jb} {
+			_, err := s.MarkSeen(ctx, j.ID)
+			require.NoError(t, err)
+		}
+		a, b = append(a, ja), append(b, jb)
+	}
+	now = now.Add(time.Minute)
+
+	res, err := s.Prune(ctx, jobstore.PruneParams{KeepLast: 4, DryRun: true})
+	require.NoError(t, err)
+	require.Equal(t, []string{a[0].ID, b[0].ID, a[1].ID, b[1].ID}, ids(res.Jobs), "keep-last counts per session")
+
+	res, err = s.Prune(ctx, jobstore.PruneParams{KeepLast: 1, States: []bgcmd.State{bgcmd.StateKilled}, Session: "b", DryRun: true})
+	require.NoError(t, err)
+	require.Equal(t, []string{b[1].ID, b[3].ID}, ids(res.Jobs), "the newest killed job of b stays")
+
+	cut := time.Date(2026, 5, 1, 0, 3, 0, 0, time.UTC) // settled at 0:01, 0:02 go
+	res, err = s.Prune(ctx, jobstore.PruneParams{FinishedBefore: cut, DryRun: true})
+	require.NoError(t, err)
+	require.Equal(t, []string{a[0].ID, b[0].ID, a[1].ID, b[1].ID}, ids(res.Jobs))
+	require.Empty(t, res.Unreferenced, "newer jobs share the same files")
+
+	res, err = s.Prune(ctx, jobstore.PruneParams{States: []bgcmd.State{bgcmd.StateExited}, BatchSize: 2})
+	require.NoError(t, err)
+	require.Len(t, res.Jobs, 6, "batches cover every selected job")
+	left, err := s.List(ctx, jobstore.ListParams{})
+	require.NoError(t, err)
+	require.Len(t, left.Jobs, 6)
+	for _, j := range left.Jobs {
+		require.Equal(t, bgcmd.StateKilled, j.State)
+	}
 }
 
 func TestPruneRefusesToSelectEverythingOrRunningJobs(t *testing.T) {
 	t.Parallel()
-	eachBackend(t, func(t *testing.T) {
-		ctx := context.Background()
-		s := openTest(t, jobstore.Options{})
-		_, err := s.Prune(ctx, jobstore.PruneParams{IncludeUnread: true})
-		require.ErrorIs(t, err, jobstore.ErrNoSelector)
-		_, err = s.Prune(ctx, jobstore.PruneParams{States: []bgcmd.State{bgcmd.StateRunning}})
-		require.ErrorContains(t, err, `"running" is not a settled state`)
-		_, err = s.Prune(ctx, jobstore.PruneParams{KeepLast: -1, Session: "a"})
-		require.ErrorContains(t, err, "negative")
-	})
+	eachBackend(t, testPruneRefusesToSelectEverythingOrRunningJobs)
+}
+
+func testPruneRefusesToSelectEverythingOrRunningJobs(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, jobstore.Options{})
+	_, err := s.Prune(ctx, jobstore.PruneParams{IncludeUnread: true})
+	require.ErrorIs(t, err, jobstore.ErrNoSelector)
+	_, err = s.Prune(ctx, jobstore.PruneParams{States: []bgcmd.State{bgcmd.StateRunning}})
+	require.ErrorContains(t, err, `"running" is not a settled state`)
+	_, err = s.Prune(ctx, jobstore.PruneParams{KeepLast: -1, Session: "a"})
+	require.ErrorContains(t, err, "negative")
 }
 
 func TestJobStatesNamesKnownJobsOnly(t *testing.T) {
 	t.Parallel()
-	eachBackend(t, func(t *testing.T) {
-		ctx := context.Background()
-		s := openTest(t, jobstore.Options{})
-		j := newJob("a")
-		require.NoError(t, s.Create(ctx, j))
-		got, err := s.JobStates(ctx, []string{j.ID, "no-such-job"})
-		require.NoError(t, err)
-		require.Equal(t, map[string]bgcmd.State{j.ID: bgcmd.StateRunning}, got)
-	})
+	eachBackend(t, testJobStatesNamesKnownJobsOnly)
+}
+
+func testJobStatesNamesKnownJobsOnly(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, jobstore.Options{})
+	j := newJob("a")
+	require.NoError(t, s.Create(ctx, j))
+	got, err := s.JobStates(ctx, []string{j.ID, "no-such-job"})
+	require.NoError(t, err)
+	require.Equal(t, map[string]bgcmd.State{j.ID: bgcmd.StateRunning}, got)
 }
 
 // Vacuum after a prune leaves the store whole on both backends.
 func TestVacuumAfterPrune(t *testing.T) {
 	t.Parallel()
-	eachBackend(t, func(t *testing.T) {
-		ctx := context.Background()
-		s := openTest(t, jobstore.Options{})
-		j := newJob("v")
-		require.NoError(t, s.Create(ctx, j))
-		_, err := s.Settle(ctx, jobstore.SettleParams{ID: j.ID, To: bgcmd.StateKilled})
-		require.NoError(t, err)
-		_, err = s.MarkSeen(ctx, j.ID)
-		require.NoError(t, err)
-		res, err := s.Prune(ctx, jobstore.PruneParams{Session: "v"})
-		require.NoError(t, err)
-		require.Len(t, res.Jobs, 1)
-		require.NoError(t, s.Vacuum(ctx))
-		size, err := s.Size(ctx)
-		require.NoError(t, err)
-		require.Positive(t, size)
-		rep, err := s.VerifyChain(ctx, jobstore.VerifyChainParams{})
-		require.NoError(t, err)
-		require.Nil(t, rep.Problem)
-		require.Equal(t, int64(2), rep.Pruned)
-	})
+	eachBackend(t, testVacuumAfterPrune)
+}
+
+func testVacuumAfterPrune(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, jobstore.Options{})
+	j := newJob("v")
+	require.NoError(t, s.Create(ctx, j))
+	_, err := s.Settle(ctx, jobstore.SettleParams{ID: j.ID, To: bgcmd.StateKilled})
+	require.NoError(t, err)
+	_, err = s.MarkSeen(ctx, j.ID)
+	require.NoError(t, err)
+	res, err := s.Prune(ctx, jobstore.PruneParams{Session: "v"})
+	require.NoError(t, err)
+	require.Len(t, res.Jobs, 1)
+	require.NoError(t, s.Vacuum(ctx))
+	size, err := s.Size(ctx)
+	require.NoError(t, err)
+	require.Positive(t, size)
+	rep, err := s.VerifyChain(ctx, jobstore.VerifyChainParams{})
+	require.NoError(t, err)
+	require.Nil(t, rep.Problem)
+	require.Equal(t, int64(2), rep.Pruned)
 }

@@ -112,15 +112,17 @@ func TestOpenFailsClearlyWhenTheDirectoryCannotBeCreated(t *testing.T) {
 
 func TestReadOnlyStoreRefusesWrites(t *testing.T) {
 	t.Parallel()
-	eachBackend(t, func(t *testing.T) {
-		ctx := context.Background()
-		path := filepath.Join(t.TempDir(), "bgcmd.db")
-		s := openTest(t, jobstore.Options{Path: path})
-		require.NoError(t, s.Create(ctx, newJob("a")))
-		ro := openTest(t, jobstore.Options{Path: path, ReadOnly: true})
-		res, err := ro.List(ctx, jobstore.ListParams{})
-		require.NoError(t, err)
-		require.Len(t, res.Jobs, 1)
-		require.ErrorIs(t, ro.Create(ctx, newJob("a")), jobstore.ErrReadOnly)
-	})
+	eachBackend(t, testReadOnlyStoreRefusesWrites)
+}
+
+func testReadOnlyStoreRefusesWrites(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "bgcmd.db")
+	s := openTest(t, jobstore.Options{Path: path})
+	require.NoError(t, s.Create(ctx, newJob("a")))
+	ro := openTest(t, jobstore.Options{Path: path, ReadOnly: true})
+	res, err := ro.List(ctx, jobstore.ListParams{})
+	require.NoError(t, err)
+	require.Len(t, res.Jobs, 1)
+	require.ErrorIs(t, ro.Create(ctx, newJob("a")), jobstore.ErrReadOnly)
 }

@@ -17,22 +17,24 @@ import (
 // as written; rows written before that are rewritten by a migration.
 func TestStoredJSONIsNotHTMLEscaped(t *testing.T) {
 	t.Parallel()
-	eachBackend(t, func(t *testing.T) {
-		ctx := context.Background()
-		path := filepath.Join(t.TempDir(), "bgcmd.db")
-		s := openTest(t, jobstore.Options{Path: path})
-		j := newJob("s", "/usr/bin/env", "sh-like", "2>&1", "a<b")
-		j.Labels = map[string]string{"why": "x&y"}
-		require.NoError(t, s.Create(ctx, j))
-		var n int
-		require.NoError(t, rawDB(t, s).QueryRow(`SELECT count(*) FROM jobs
+	eachBackend(t, testStoredJSONIsNotHTMLEscaped)
+}
+
+func testStoredJSONIsNotHTMLEscaped(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "bgcmd.db")
+	s := openTest(t, jobstore.Options{Path: path})
+	j := newJob("s", "/usr/bin/env", "sh-like", "2>&1", "a<b")
+	j.Labels = map[string]string{"why": "x&y"}
+	require.NoError(t, s.Create(ctx, j))
+	var n int
+	require.NoError(t, rawDB(t, s).QueryRow(`SELECT count(*) FROM jobs
 		WHERE argv LIKE '%2>&1%' AND argv LIKE '%a<b%' AND labels LIKE '%x&y%'`).Scan(&n))
-		require.Equal(t, 1, n)
-		got, err := s.Get(ctx, j.ID)
-		require.NoError(t, err)
-		require.Equal(t, j.Argv, got.Argv)
-		require.Equal(t, "x&y", got.Labels["why"])
-	})
+	require.Equal(t, 1, n)
+	got, err := s.Get(ctx, j.ID)
+	require.NoError(t, err)
+	require.Equal(t, j.Argv, got.Argv)
+	require.Equal(t, "x&y", got.Labels["why"])
 }
 
 // SQLite only: it rewrites rows SQLite stores from before migration 7; a
