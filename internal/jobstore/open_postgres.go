@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -30,7 +31,7 @@ func openPostgres(ctx context.Context, opts Options) (*Store, error) {
 	name := redactDSN(opts.DSN)
 	cfg, err := pgx.ParseConfig(opts.DSN)
 	if err != nil {
-		return nil, fmt.Errorf("open store %s: the DSN does not parse (see the PostgreSQL connection URI format): %w", name, errors.Unwrap(err))
+		return nil, fmt.Errorf("open store %s: the DSN does not parse (see the PostgreSQL connection URI format): %s", name, scrubPassword(err.Error(), opts.DSN))
 	}
 	if opts.ReadOnly {
 		cfg.RuntimeParams["default_transaction_read_only"] = "on"
@@ -120,6 +121,23 @@ func redactDSN(dsn string) string {
 		u.RawQuery = q.Encode()
 	}
 	return u.String()
+}
+
+// scrubPassword removes the password of dsn, as written in it, from msg (an
+// error that quotes a DSN it could not parse).
+func scrubPassword(msg, dsn string) string {
+	rest, ok := strings.CutPrefix(dsn, "postgres://")
+	if !ok {
+		rest, _ = strings.CutPrefix(dsn, "postgresql://")
+	}
+	userinfo, _, ok := strings.Cut(rest, "@")
+	if !ok {
+		return msg
+	}
+	if _, pw, ok := strings.Cut(userinfo, ":"); ok && pw != "" {
+		msg = strings.ReplaceAll(msg, pw, "xxxxx")
+	}
+	return msg
 }
 
 // describePostgresOpenError names the database and says how to recover

@@ -43,6 +43,13 @@ func TestOpenOnPostgres(t *testing.T) {
 		_, err = jobstore.Open(ctx, jobstore.Options{DSN: freshPGDatabase(t), ReadOnly: true, Host: "h"})
 		require.ErrorContains(t, err, "holds no bgcmd schema")
 
+		for _, bad := range []string{"postgres://u:secret@host:notaport/db", "postgres://u:secret@host/db?sslmode=bogus",
+			"postgresql://u:sec%zzret@host/db"} {
+			_, err = jobstore.Open(ctx, jobstore.Options{DSN: bad, Host: "h"})
+			require.ErrorContains(t, err, "does not parse")
+			require.NotContains(t, err.Error(), "secret")
+			require.NotContains(t, err.Error(), "sec%zzret")
+		}
 		_, err = jobstore.Open(ctx, jobstore.Options{DSN: "mysql://u:secret@h/db", Host: "h"})
 		require.ErrorContains(t, err, "not a postgres:// or postgresql:// URL")
 		require.NotContains(t, err.Error(), "secret")
