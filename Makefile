@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/bgcmd
 PKGS    := ./...
 
-.PHONY: all build run test bench fuzz soak clean
+.PHONY: all build run test bench fuzz soak clean pg
 
 all: build
 
@@ -18,12 +18,21 @@ build:
 run: build
 	./scripts/demo.sh $(BIN)
 
+# BGCMD_TEST_PG (a postgres:// URL, as `make pg` prints) runs the store
+# contract and the PostgreSQL tests against that server too; without it
+# they are skipped, saying so (under CI=true they fail instead).
 # -timeout: go test's default of 10 minutes per package is a wall-clock
 # limit a busy 2-core machine can reach with the race detector on; no test
 # depends on speed, so the limit is only there to end a hung run.
 test:
 	$(GO) vet $(PKGS)
-	$(GO) test -race -count=1 -timeout 40m $(PKGS)
+	BGCMD_TEST_PG="$(BGCMD_TEST_PG)" $(GO) test -race -count=1 -timeout 40m $(PKGS)
+
+# A throwaway PostgreSQL server for trying bgcmd on PostgreSQL and for
+# BGCMD_TEST_PG: a cluster in a temporary directory, reachable only by its
+# Unix socket there; it prints the DSN and is removed when stopped (Ctrl-C).
+pg:
+	./scripts/pg shell
 
 # Every benchmark of the project, each beside a baseline measured in the same
 # run (the same work without bgcmd), gathered into bench/REPORT.md and

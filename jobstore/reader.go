@@ -57,6 +57,21 @@ func Open(ctx context.Context, home string) (*Reader, error) {
 	return &Reader{s: s}, nil
 }
 
+// OpenDB opens the store of the bgcmd home directory home read-only, on
+// the PostgreSQL database dsn names (a postgres:// URL, as bgcmd's --db
+// and BGCMD_DB take) or, with dsn empty, the SQLite file in home. On
+// PostgreSQL every session is read-only on the server.
+func OpenDB(ctx context.Context, home, dsn string) (*Reader, error) {
+	if dsn == "" {
+		return Open(ctx, home)
+	}
+	s, err := store.Open(ctx, store.Options{Path: filepath.Join(home, DatabaseFile), DSN: dsn, ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	return &Reader{s: s}, nil
+}
+
 // Close releases the database.
 func (r *Reader) Close() error { return r.s.Close() }
 

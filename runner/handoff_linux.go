@@ -29,6 +29,9 @@ import (
 // openMsg is the first line of the hand-over.
 type openMsg struct {
 	DBPath string `json:"db_path"`
+	// DB is the PostgreSQL DSN of the store ("" = the SQLite file at
+	// DBPath). It travels only here, never in argv or the environment.
+	DB string `json:"db,omitempty"`
 }
 
 // handoffFDs are the descriptors that travel with the spec line, in order.

@@ -69,6 +69,11 @@ type Options struct {
 	// SkipReconcile leaves orphaned jobs alone in New (Reconcile can still
 	// be called).
 	SkipReconcile bool
+	// DB, when Store is nil, is the PostgreSQL database New opens (a
+	// postgres:// URL, see jobstore.Options.DSN); empty means the SQLite
+	// file <Home>/bgcmd.db. Detached supervisors open the runner's store's
+	// database whichever it is.
+	DB string
 }
 
 // Runner starts and supervises jobs. It is safe for concurrent use.
@@ -113,7 +118,7 @@ func New(ctx context.Context, opts Options) (*Runner, error) {
 	}
 	ownStore := opts.Store == nil
 	if ownStore {
-		if opts.Store, err = jobstore.Open(ctx, jobstore.Options{Path: filepath.Join(home, "bgcmd.db")}); err != nil {
+		if opts.Store, err = jobstore.Open(ctx, jobstore.Options{Path: filepath.Join(home, "bgcmd.db"), DSN: opts.DB}); err != nil {
 			return nil, fmt.Errorf("new runner: %w", err)
 		}
 	}

@@ -52,7 +52,7 @@ func (g *globals) openApp(ctx context.Context, skipReconcile bool) (*app, error)
 func (g *globals) open(ctx context.Context, home string, pol *policy.Policy, skipReconcile bool) (*app, error) {
 	a := &app{home: home, session: g.sessionName()}
 	var err error
-	if a.store, err = jobstore.Open(ctx, jobstore.Options{Path: filepath.Join(home, "bgcmd.db")}); err != nil {
+	if a.store, err = jobstore.Open(ctx, g.storeOptions(home, false)); err != nil {
 		return nil, err
 	}
 	bin, err := os.Executable()

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -98,7 +97,8 @@ compacts the database afterwards.`,
 			if g.json {
 				return errors.Join(err, writeJSON(out, pruneJSON{DryRun: dryRun, PruneReport: rep, Vacuumed: vacuumed}))
 			}
-			return errors.Join(err, writePrune(cmd, rep, dryRun, vacuumed, a.store.Path()))
+			size, _ := a.store.Size(cmd.Context())
+			return errors.Join(err, writePrune(cmd, rep, dryRun, vacuumed, size))
 		},
 	}
 	f := cmd.Flags()
@@ -113,7 +113,7 @@ compacts the database afterwards.`,
 }
 
 // writePrune renders a prune report for people.
-func writePrune(cmd *cobra.Command, rep *runner.PruneReport, dryRun, vacuumed bool, dbPath string) error {
+func writePrune(cmd *cobra.Command, rep *runner.PruneReport, dryRun, vacuumed bool, dbSize int64) error {
 	out := cmd.OutOrStdout()
 	sty := styleFor(out)
 	if dryRun && len(rep.Jobs) > 0 {
@@ -145,8 +145,8 @@ func writePrune(cmd *cobra.Command, rep *runner.PruneReport, dryRun, vacuumed bo
 	}
 	if vacuumed {
 		size := "?"
-		if fi, err := os.Stat(dbPath); err == nil {
-			size = fmtBytes(fi.Size())
+		if dbSize > 0 {
+			size = fmtBytes(dbSize)
 		}
 		_, err := fmt.Fprintf(out, "vacuumed the database (now %s)\n", size)
 		return err

@@ -20,6 +20,8 @@ type globals struct {
 	// longLived is set by the commands that serve for a long time (mcp):
 	// their runner keeps a spare supervisor ready for the next start.
 	longLived bool
+	// db is --db: a PostgreSQL DSN (see storeOptions).
+	db string
 }
 
 func newRootCmd() *cobra.Command {
@@ -33,6 +35,8 @@ durable store under its home directory.
 
 Home: --home, else $BGCMD_HOME, else $XDG_STATE_HOME/bgcmd, else ~/.local/state/bgcmd.
 Policy: --policy, else $BGCMD_POLICY, else <home>/policy.toml.
+Database: --db DSN, else $BGCMD_DB, a postgres:// URL (hosts sharing one
+PostgreSQL database); else the SQLite file <home>/bgcmd.db. Logs stay in the home.
 Session: --session, else $BGCMD_SESSION, else "default", for every command:
 run starts jobs in it, list shows its jobs (--all-sessions: every session's),
 mcp serves its jobs only. status, output, wait and kill reach any job by id.
@@ -48,6 +52,7 @@ Exit codes: 0 success, 1 runtime error, 2 usage error, 3 refused by policy,
 	f.StringVar(&g.home, "home", "", "state directory (database, logs, artifacts)")
 	f.StringVar(&g.policy, "policy", "", "policy file (TOML)")
 	f.StringVar(&g.session, "session", "", "session name for counters and history")
+	f.StringVar(&g.db, "db", "", "PostgreSQL database URL (postgres://…); default $BGCMD_DB, else the SQLite file in the home")
 	f.BoolVar(&g.json, "json", false, "machine-readable output (one JSON object, or JSON Lines for lists)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	root.AddCommand(newListCmd(g))
@@ -112,11 +117,23 @@ func (g *globals) sessionName() string {
 	return "default"
 }
 
-// openStore opens the database under the home directory.
+// openStore opens the store: the database --db or $BGCMD_DB names, else the
+// SQLite file under the home directory.
 func (g *globals) openStore(ctx context.Context) (*jobstore.Store, error) {
 	home, err := g.homeDir()
 	if err != nil {
 		return nil, err
 	}
-	return jobstore.Open(ctx, jobstore.Options{Path: filepath.Join(home, "bgcmd.db")})
+	return jobstore.Open(ctx, g.storeOptions(home, false))
+}
+
+// storeOptions choose the store: the PostgreSQL database --db names, else
+// $BGCMD_DB's, else the SQLite file <home>/bgcmd.db (also the path the
+// store reports on PostgreSQL: the home keeps the logs either way).
+func (g *globals) storeOptions(home string, readOnly bool) jobstore.Options {
+	dsn := g.db
+	if dsn == "" {
+		dsn = os.Getenv("BGCMD_DB")
+	}
+	return jobstore.Options{Path: filepath.Join(home, "bgcmd.db"), DSN: dsn, ReadOnly: readOnly}
 }

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -40,7 +39,10 @@ func newSQLCmd(g *globals) *cobra.Command {
 itself refuses any write, ATTACH, VACUUM INTO or pragma that sets a value
 (exit 2, "read-only"), whatever the statement looks like; pragmas that only
 read (table_info, user_version, ...) pass. A query runs for at most
---timeout (default 30s), then SQLite interrupts it (exit 1).
+--timeout (default 30s), then SQLite interrupts it (exit 1). On PostgreSQL
+(--db, BGCMD_DB) the query is one statement in a READ ONLY transaction of a
+read-only session with statement_timeout set from --timeout: the server
+refuses any write (exit 2, "read-only") and stops a query past its time.
 The tables (jobs, job_events, artifacts, refusals) and the views for the
 usual audit questions (job_durations, failures_by_exe, refusal_log) are
 described in docs/schema.md.
@@ -72,7 +74,7 @@ null in JSON. Several arguments are joined with spaces.`,
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), limit)
 			defer cancel()
-			st, err := jobstore.Open(ctx, jobstore.Options{Path: filepath.Join(home, "bgcmd.db"), ReadOnly: true})
+			st, err := jobstore.Open(ctx, g.storeOptions(home, true))
 			if err != nil {
 				return err
 			}
@@ -98,7 +100,7 @@ null in JSON. Several arguments are joined with spaces.`,
 			case err == nil || errors.As(err, &we):
 				return err
 			case errors.Is(err, jobstore.ErrQueryWrites):
-				return &usageError{fmt.Errorf("sql is read-only: SQLite refused the write (%w)", err)}
+				return &usageError{fmt.Errorf("sql is read-only: %s refused the write (%w)", st.Backend(), err)}
 			case cmd.Context().Err() != nil:
 				return err
 			case errors.Is(ctx.Err(), context.DeadlineExceeded):

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -41,7 +40,7 @@ the token can read every job's output. Stop it with Ctrl-C.`,
 			}
 			ctx, stop := interruptible(cmd.Context())
 			defer stop()
-			st, err := jobstore.OpenReadOnly(ctx, filepath.Join(home, "bgcmd.db"))
+			st, err := jobstore.Open(ctx, g.storeOptions(home, true))
 			if err != nil {
 				return err
 			}

@@ -28,7 +28,23 @@ import (
 
 // BenchmarkTransitionsOneWriter measures one process creating and settling
 // jobs: two transitions per job, each its own durable transaction.
-func BenchmarkTransitionsOneWriter(b *testing.B) {
+func BenchmarkTransitionsOneWriter(b *testing.B) { benchOneWriter(b) }
+
+// BenchmarkTransitionsOneWriterPostgres is BenchmarkTransitionsOneWriter on
+// PostgreSQL (the server BGCMD_TEST_PG names; skipped without it), to read
+// beside the SQLite figure of the same run.
+func BenchmarkTransitionsOneWriterPostgres(b *testing.B) {
+	b.Run(backendPostgres, benchOneWriter)
+}
+
+// BenchmarkTransitionsEightProcessesPostgres is
+// BenchmarkTransitionsEightProcesses on PostgreSQL: 8 hosts writing one
+// database, serialised by the store's advisory write lock.
+func BenchmarkTransitionsEightProcessesPostgres(b *testing.B) {
+	b.Run(backendPostgres, func(b *testing.B) { benchEightProcesses(b, workerBgcmd) })
+}
+
+func benchOneWriter(b *testing.B) {
 	ctx := context.Background()
 	s := openTest(b, jobstore.Options{})
 	b.ResetTimer()
@@ -77,8 +93,14 @@ func benchEightProcesses(b *testing.B, mode string) {
 	const procs = 8
 	jobs := max(b.N, 50)
 	b.StopTimer()
-	path := migrated(b)
-	workers := startBenchWorkers(b, path, mode, procs, jobs)
+	path, dsn := migrated(b), ""
+	if backendOf(b) == backendPostgres {
+		dsn = backendOptions(b, jobstore.Options{}).DSN
+		s, err := jobstore.Open(context.Background(), jobstore.Options{DSN: dsn, Host: "test-host"})
+		require.NoError(b, err)
+		require.NoError(b, s.Close())
+	}
+	workers := startBenchWorkers(b, path, dsn, mode, procs, jobs)
 	b.StartTimer()
 	start := time.Now()
 	for _, w := range workers {
@@ -92,7 +114,14 @@ func benchEightProcesses(b *testing.B, mode string) {
 	took := time.Since(start)
 	b.StopTimer()
 	var events int
-	require.NoError(b, openRaw(b, path).QueryRow(`SELECT COUNT(*) FROM job_events`).Scan(&events))
+	db := openRaw(b, path)
+	if dsn != "" {
+		var err error
+		db, err = jobstore.OpenRawPostgres(context.Background(), dsn)
+		require.NoError(b, err)
+		defer db.Close()
+	}
+	require.NoError(b, db.QueryRow(`SELECT COUNT(*) FROM job_events`).Scan(&events))
 	require.Equal(b, 2*procs*jobs, events)
 	b.ReportMetric(float64(2*procs*jobs)/took.Seconds(), "transitions/s")
 }
@@ -111,6 +140,7 @@ func migrated(b *testing.B) string {
 const (
 	benchWorkerEnv     = "BGCMD_JOBSTORE_BENCH_WORKER"
 	benchWorkerDBEnv   = "BGCMD_JOBSTORE_BENCH_DB"
+	benchWorkerDSNEnv  = "BGCMD_JOBSTORE_BENCH_DSN"
 	benchWorkerJobsEnv = "BGCMD_JOBSTORE_BENCH_JOBS"
 	benchWorkerNameEnv = "BGCMD_JOBSTORE_BENCH_NAME"
 	workerBgcmd        = "bgcmd"
@@ -138,7 +168,7 @@ func runBenchWorker(mode, path, session string, jobs int) error {
 	var settle func(id string, code int) error
 	switch mode {
 	case workerBgcmd:
-		s, err := jobstore.Open(ctx, jobstore.Options{Path: path, Host: "test-host"})
+		s, err := jobstore.Open(ctx, jobstore.Options{Path: path, DSN: os.Getenv(benchWorkerDSNEnv), Host: "test-host"})
 		if err != nil {
 			return err
 		}
@@ -191,13 +221,14 @@ type benchWorker struct {
 
 // startBenchWorkers starts n workers on path and returns once each has
 // opened the database and said so.
-func startBenchWorkers(b *testing.B, path, mode string, n, jobsEach int) []benchWorker {
+func startBenchWorkers(b *testing.B, path, dsn, mode string, n, jobsEach int) []benchWorker {
 	b.Helper()
 	workers := make([]benchWorker, n)
 	for i := range workers {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), benchWorkerEnv+"="+mode, benchWorkerDBEnv+"="+path,
-			benchWorkerJobsEnv+"="+strconv.Itoa(jobsEach), benchWorkerNameEnv+"="+fmt.Sprintf("w%d", i))
+			benchWorkerJobsEnv+"="+strconv.Itoa(jobsEach), benchWorkerNameEnv+"="+fmt.Sprintf("w%d", i),
+			benchWorkerDSNEnv+"="+dsn)
 		cmd.Stderr = os.Stderr
 		stdin, err := cmd.StdinPipe()
 		require.NoError(b, err)

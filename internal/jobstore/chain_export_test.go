@@ -1,8 +1,13 @@
 package jobstore
 
 import (
+	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 )
 
 // ChainBackfillVersion is the goose version of the Go migration that chains
@@ -20,3 +25,16 @@ func RemoveChainBenchStore() {
 		os.RemoveAll(filepath.Dir(chainMillionPath))
 	}
 }
+
+// OpenRawPostgres opens the PostgreSQL database dsn names with the store's
+// SQL dialect ("?" placeholders), for tests that look under the store.
+func OpenRawPostgres(ctx context.Context, dsn string) (*sql.DB, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, err
+	}
+	return sql.OpenDB(pgConnector{stdlib.GetConnector(*cfg)}), nil
+}
+
+// WriterLockKey is the advisory lock PostgreSQL write transactions take.
+const WriterLockKey = writerLockKey

@@ -88,7 +88,7 @@ func (r *ChainReport) OK() bool { return r.Problem == nil }
 // once. It stops at the first row that does not verify and names it in the
 // report's Problem. The error is for a store it could not read.
 func (s *Store) VerifyChain(ctx context.Context, p VerifyChainParams) (*ChainReport, error) {
-	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	tx, err := s.r.BeginTx(ctx, s.d.snapshotTx())
 	if err != nil {
 		return nil, fmt.Errorf("verify chain: %w", err)
 	}
@@ -104,10 +104,10 @@ func (s *Store) VerifyChain(ctx context.Context, p VerifyChainParams) (*ChainRep
 	if since != "" && since != GenesisHash {
 		var seq int64
 		var prev string
-		err := tx.QueryRowContext(ctx, `SELECT chain_seq, prev_hash FROM job_events WHERE hash = ?1
-			UNION ALL SELECT chain_seq, prev_hash FROM refusals WHERE hash = ?1
-			UNION ALL SELECT chain_seq, prev_hash FROM chain_pruned WHERE hash = ?1
-			ORDER BY 1 LIMIT 1`, since).Scan(&seq, &prev)
+		err := tx.QueryRowContext(ctx, `SELECT chain_seq, prev_hash FROM job_events WHERE hash = ?
+			UNION ALL SELECT chain_seq, prev_hash FROM refusals WHERE hash = ?
+			UNION ALL SELECT chain_seq, prev_hash FROM chain_pruned WHERE hash = ?
+			ORDER BY 1 LIMIT 1`, since, since, since).Scan(&seq, &prev)
 		if errors.Is(err, sql.ErrNoRows) {
 			rep.Problem = &ChainProblem{Problem: ChainCheckpointNotFound,
 				Detail: fmt.Sprintf("no row carries hash %s: the history it named was rewritten or deleted after it was recorded", since)}
@@ -154,23 +154,61 @@ func firstUnchained(ctx context.Context, tx *sql.Tx) (*ChainProblem, error) {
 	return nil, nil
 }
 
-// chainCursor yields one table's chained rows in chain order.
+// chainPage is how many rows a chainCursor reads at a time.
+const chainPage = 1000
+
+// chainCursor yields one table's chained rows in chain order, a page at a
+// time: the walk merges three tables, and a PostgreSQL connection reads one
+// result at a time, so no cursor keeps its rows open between pages.
 type chainCursor struct {
-	rows *sql.Rows
+	ctx  context.Context
+	tx   *sql.Tx
+	q    string // rows with chain_seq >= ?, in chain order, LIMIT ?
+	next int64  // the chain_seq the next page starts at
 	scan func(*sql.Rows) (ChainRow, error)
+	page []ChainRow
+	done bool
 	cur  *ChainRow
 }
 
 func (c *chainCursor) advance() error {
 	c.cur = nil
-	if !c.rows.Next() {
-		return c.rows.Err()
+	if len(c.page) == 0 && !c.done {
+		if err := c.fill(); err != nil {
+			return err
+		}
 	}
-	r, err := c.scan(c.rows)
+	if len(c.page) == 0 {
+		return nil
+	}
+	c.cur = &c.page[0]
+	c.page = c.page[1:]
+	return nil
+}
+
+// fill reads the next page.
+func (c *chainCursor) fill() error {
+	rows, err := c.tx.QueryContext(c.ctx, c.q, c.next, chainPage)
 	if err != nil {
 		return err
 	}
-	c.cur = &r
+	defer rows.Close()
+	for rows.Next() {
+		r, err := c.scan(rows)
+		if err != nil {
+			return err
+		}
+		c.page = append(c.page, r)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(c.page) < chainPage {
+		c.done = true
+	}
+	if n := len(c.page); n > 0 {
+		c.next = c.page[n-1].Seq + 1
+	}
 	return nil
 }
 
@@ -182,17 +220,17 @@ func walkChain(ctx context.Context, tx *sql.Tx, rep *ChainReport) error {
 		q    string
 		scan func(*sql.Rows) (ChainRow, error)
 	}{
-		{eventSelect + ` WHERE e.chain_seq >= ? ORDER BY e.chain_seq`, func(rs *sql.Rows) (ChainRow, error) {
+		{eventSelect + ` WHERE e.chain_seq >= ? ORDER BY e.chain_seq LIMIT ?`, func(rs *sql.Rows) (ChainRow, error) {
 			var e eventScan
 			err := rs.Scan(e.dest()...)
 			return e.row(), err
 		}},
-		{refusalSelect + ` WHERE chain_seq >= ? ORDER BY chain_seq`, func(rs *sql.Rows) (ChainRow, error) {
+		{refusalSelect + ` WHERE chain_seq >= ? ORDER BY chain_seq LIMIT ?`, func(rs *sql.Rows) (ChainRow, error) {
 			var r refusalScan
 			err := rs.Scan(r.dest()...)
 			return r.row(), err
 		}},
-		{`SELECT chain_seq, prev_hash, hash, kind, ref FROM chain_pruned WHERE chain_seq >= ? ORDER BY chain_seq`,
+		{`SELECT chain_seq, prev_hash, hash, kind, ref FROM chain_pruned WHERE chain_seq >= ? ORDER BY chain_seq LIMIT ?`,
 			func(rs *sql.Rows) (ChainRow, error) {
 				r := ChainRow{Pruned: true}
 				err := rs.Scan(&r.Seq, &r.PrevHash, &r.Hash, &r.Kind, &r.Ref)
@@ -201,12 +239,7 @@ func walkChain(ctx context.Context, tx *sql.Tx, rep *ChainReport) error {
 	}
 	var cursors []*chainCursor
 	for _, q := range queries {
-		rows, err := tx.QueryContext(ctx, q.q, from)
-		if err != nil {
-			return fmt.Errorf("verify chain: %w", err)
-		}
-		defer rows.Close()
-		c := &chainCursor{rows: rows, scan: q.scan}
+		c := &chainCursor{ctx: ctx, tx: tx, q: q.q, next: from, scan: q.scan}
 		if err := c.advance(); err != nil {
 			return fmt.Errorf("verify chain: %w", err)
 		}

@@ -13,6 +13,10 @@ import (
 
 func TestCountersAndMarkSeen(t *testing.T) {
 	t.Parallel()
+	eachBackend(t, testCountersAndMarkSeen)
+}
+
+func testCountersAndMarkSeen(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t, jobstore.Options{})
 	a, b, other := newJob("agent"), newJob("agent"), newJob("other")
@@ -50,6 +54,10 @@ func TestCountersAndMarkSeen(t *testing.T) {
 
 func TestListFiltersAndKeysetPagination(t *testing.T) {
 	t.Parallel()
+	eachBackend(t, testListFiltersAndKeysetPagination)
+}
+
+func testListFiltersAndKeysetPagination(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
 	s := openTest(t, jobstore.Options{Now: func() time.Time { return now }})
@@ -122,6 +130,10 @@ func TestListFiltersAndKeysetPagination(t *testing.T) {
 
 func TestRefusalsAreRecorded(t *testing.T) {
 	t.Parallel()
+	eachBackend(t, testRefusalsAreRecorded)
+}
+
+func testRefusalsAreRecorded(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t, jobstore.Options{})
 	require.NoError(t, s.RecordRefusal(ctx, &bgcmd.Refusal{Session: "a", Argv: []string{"rm", "-rf", "/"},

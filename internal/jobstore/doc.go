@@ -1,12 +1,19 @@
-// Package jobstore is bgcmd's SQLite store: opening and migrating the
-// database, job rows, compare-and-set transitions with one job_events row
-// each, the per-session counters, history queries, refusals and retention.
+// Package jobstore is bgcmd's store, on SQLite or PostgreSQL: opening and
+// migrating the database, job rows, compare-and-set transitions with one
+// job_events row each, the per-session counters, history queries, refusals
+// and retention.
 //
 // All SQL of the project lives here. The database is one file in WAL mode
 // shared by many processes (every detached supervisor is one): writes go
 // through a single connection per process with immediate transactions and a
 // busy timeout, reads through a small pool, and migrations run under a file
 // lock. Times are stored as fixed-width RFC 3339 UTC text, so they sort.
+//
+// A postgres:// DSN (Options.DSN) puts the same schema in a PostgreSQL
+// database shared by several hosts (open_postgres.go): the statements are
+// the same text on both backends, and what differs is in dialect.go and
+// pgconn.go. Write transactions are serialised there by one advisory lock,
+// as SQLite serialises them by its write lock.
 //
 // sql.ErrNoRows becomes bgcmd.ErrNotFound; a transition that finds the job
 // in another state returns an error wrapping bgcmd.ErrInvalidTransition.

@@ -14,6 +14,10 @@ import (
 
 func TestEventsAfterFiltersAndPages(t *testing.T) {
 	t.Parallel()
+	eachBackend(t, testEventsAfterFiltersAndPages)
+}
+
+func testEventsAfterFiltersAndPages(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t, jobstore.Options{})
 	a, b := newJob("a"), newJob("b")
@@ -53,6 +57,10 @@ func TestEventsAfterFiltersAndPages(t *testing.T) {
 
 func TestSettleHookIsClaimedOnceAndOnlyOnceSettled(t *testing.T) {
 	t.Parallel()
+	eachBackend(t, testSettleHookIsClaimedOnceAndOnlyOnceSettled)
+}
+
+func testSettleHookIsClaimedOnceAndOnlyOnceSettled(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t, jobstore.Options{})
 	j := newJob("a")

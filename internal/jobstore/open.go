@@ -9,6 +9,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -29,7 +30,13 @@ const DefaultBusyTimeout = 30 * time.Second
 // Options configure Open. Zero values take the documented defaults.
 type Options struct {
 	// Path is the database file; its directory is created if missing.
+	// With a PostgreSQL DSN it is only the home's database path the store
+	// reports (Path), and no file is made there.
 	Path string
+	// DSN, when it is a postgres:// or postgresql:// URL, selects the
+	// PostgreSQL backend on that database (see open_postgres.go); empty
+	// keeps SQLite at Path. It may hold a password: it is never printed.
+	DSN string
 	// Host names this machine in job rows; default os.Hostname().
 	Host string
 	// Now is the clock; default time.Now.
@@ -50,6 +57,10 @@ type Store struct {
 	host     string
 	now      func() time.Time
 	readOnly bool
+	// d is what differs between SQLite and PostgreSQL.
+	d dialect
+	// dsn is the PostgreSQL DSN ("" on SQLite).
+	dsn string
 }
 
 // Open opens (creating and migrating as needed) the database at opts.Path.
@@ -61,7 +72,11 @@ type Store struct {
 // else; tightened to 0700 when others may read it) and is created 0700;
 // the database, its WAL and SHM are made 0600 whatever the umask.
 func Open(ctx context.Context, opts Options) (*Store, error) {
-	if opts.Path == "" {
+	if opts.DSN != "" && !IsPostgresDSN(opts.DSN) {
+		return nil, errors.New("open store: the database DSN is not a postgres:// or postgresql:// URL " +
+			"(give a PostgreSQL URL with --db or BGCMD_DB, or none for the SQLite file in the home)")
+	}
+	if opts.Path == "" && opts.DSN == "" {
 		return nil, errors.New("open store: empty database path")
 	}
 	if opts.Now == nil {
@@ -79,6 +94,9 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("open store: hostname: %w", err)
 		}
 		opts.Host = h
+	}
+	if opts.DSN != "" {
+		return openPostgres(ctx, opts)
 	}
 	path, err := filepath.Abs(opts.Path)
 	if err != nil {
@@ -187,7 +205,7 @@ func (s *Store) init(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if current, err := appliedVersion(ctx, s.w); err == nil && current == latestVersion() && mode == "wal" {
+	if current, err := appliedVersion(ctx, s.w); err == nil && current == latestVersion(sqliteDialect) && mode == "wal" {
 		return nil // the common case: already migrated, no lock, no provider
 	}
 	unlock, err := flock.Lock(s.path+".migrate.lock", true)
@@ -223,21 +241,28 @@ func appliedVersion(ctx context.Context, db *sqlx.DB) (int64, error) {
 	return v, err
 }
 
-// latestVersion is the number of the newest migration, embedded SQL or Go.
-func latestVersion() int64 {
-	entries, err := fs.Glob(migrations.FS, "*.sql")
+// latestVersion is the number of the newest migration of the dialect,
+// embedded SQL or Go.
+func latestVersion(d dialect) int64 {
+	fsys, pattern := fs.FS(migrations.FS), "*.sql"
+	if d.postgres {
+		fsys, pattern = migrations.PostgresFS, "postgres/*.sql"
+	}
+	entries, err := fs.Glob(fsys, pattern)
 	if err != nil {
 		return -1
 	}
 	var latest int64 = -1
 	for _, e := range entries {
-		n, err := strconv.ParseInt(strings.SplitN(e, "_", 2)[0], 10, 64)
+		n, err := strconv.ParseInt(strings.SplitN(path.Base(e), "_", 2)[0], 10, 64)
 		if err == nil && n > latest {
 			latest = n
 		}
 	}
-	for _, m := range goMigrations() {
-		latest = max(latest, m.Version)
+	if !d.postgres {
+		for _, m := range goMigrations() {
+			latest = max(latest, m.Version)
+		}
 	}
 	return latest
 }
@@ -248,20 +273,29 @@ func migrate(ctx context.Context, db *sqlx.DB, path string) error {
 	if err != nil {
 		return fmt.Errorf("open store %s: load migrations: %w", path, err)
 	}
+	if _, err := p.GetDBVersion(ctx); err != nil {
+		return describeOpenError(path, err)
+	}
+	return runMigrations(ctx, p, path)
+}
+
+// runMigrations applies p's pending migrations; name is the store in
+// messages. A database migrated by a newer bgcmd is refused untouched.
+func runMigrations(ctx context.Context, p *goose.Provider, name string) error {
 	current, err := p.GetDBVersion(ctx)
 	if err != nil {
-		return describeOpenError(path, err)
+		return fmt.Errorf("open store %s: read the schema version: %w", name, err)
 	}
 	sources := p.ListSources()
 	known := sources[len(sources)-1].Version
 	if current > known {
-		return fmt.Errorf("open store %s: schema version %d is newer than this bgcmd knows (%d): upgrade bgcmd, or use another --home", path, current, known)
+		return fmt.Errorf("open store %s: schema version %d is newer than this bgcmd knows (%d): upgrade bgcmd, or use another --home", name, current, known)
 	}
 	if current == known {
 		return nil
 	}
 	if _, err := p.Up(ctx); err != nil {
-		return fmt.Errorf("open store %s: migrate: %w", path, err)
+		return fmt.Errorf("open store %s: migrate: %w", name, err)
 	}
 	return nil
 }
@@ -274,8 +308,19 @@ func (s *Store) Close() error {
 	return errors.Join(s.w.Close(), s.r.Close())
 }
 
-// Path is the absolute path of the database file.
+// Path is the absolute path of the database file (on PostgreSQL, the
+// home's database path given in Options.Path, where no file is kept).
 func (s *Store) Path() string { return s.path }
+
+// Backend names the store's database engine for messages: "SQLite" or
+// "PostgreSQL".
+func (s *Store) Backend() string { return s.d.name() }
+
+// DSN is the PostgreSQL DSN the store was opened with ("" on SQLite). It
+// may hold a password: hand it on only through a private channel (a
+// detached supervisor's spec pipe), never in argv, the environment or a
+// message.
+func (s *Store) DSN() string { return s.dsn }
 
 // Host is the host name this store writes into job rows and reconciles.
 func (s *Store) Host() string { return s.host }

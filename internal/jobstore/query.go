@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
+	"time"
 	"unicode/utf8"
 
 	"modernc.org/sqlite"
@@ -48,6 +50,9 @@ func (s *Store) Query(ctx context.Context, query string, columns func([]string) 
 	if !s.readOnly {
 		return ErrNotReadOnly
 	}
+	if s.d.postgres {
+		return s.queryPostgres(ctx, query, columns, row)
+	}
 	conn, err := s.r.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("query: %w", err)
@@ -60,6 +65,11 @@ func (s *Store) Query(ctx context.Context, query string, columns func([]string) 
 	if err != nil {
 		return queryError(err)
 	}
+	return scanQuery(rows, columns, row)
+}
+
+// scanQuery hands the columns and rows of an ad-hoc query to the callbacks.
+func scanQuery(rows *sql.Rows, columns func([]string) error, row func(QueryRow) error) error {
 	defer rows.Close()
 	cols, err := rows.Columns()
 	if err != nil {
@@ -67,6 +77,14 @@ func (s *Store) Query(ctx context.Context, query string, columns func([]string) 
 	}
 	if err := columns(cols); err != nil {
 		return err
+	}
+	// PostgreSQL's numeric comes as text: it is read as a number, as
+	// SQLite gives one.
+	numeric := make([]bool, len(cols))
+	if types, err := rows.ColumnTypes(); err == nil {
+		for i, ct := range types {
+			numeric[i] = ct.DatabaseTypeName() == "NUMERIC"
+		}
 	}
 	vals := make([]any, len(cols))
 	ptrs := make([]any, len(cols))
@@ -80,6 +98,9 @@ func (s *Store) Query(ctx context.Context, query string, columns func([]string) 
 		out := make(QueryRow, len(cols))
 		for i, v := range vals {
 			out[i] = plainValue(v)
+			if s, ok := out[i].(string); ok && numeric[i] {
+				out[i] = numberValue(s)
+			}
 		}
 		if err := row(out); err != nil {
 			return err
@@ -155,6 +176,10 @@ var readValuePragmas = map[string]bool{
 // queryError wraps an error from SQLite, marking the refusals of a locked
 // down connection with ErrQueryWrites.
 func queryError(err error) error {
+	switch pgCode(err) {
+	case pgReadOnlyTransaction:
+		return fmt.Errorf("query: %w (%w)", ErrQueryWrites, err)
+	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {
 		switch se.Code() & 0xff {
@@ -165,7 +190,21 @@ func queryError(err error) error {
 	return fmt.Errorf("query: %w", err)
 }
 
-// plainValue narrows a scanned value to the kinds QueryRow documents.
+// numberValue reads a numeric's text as an int64 when it is whole and
+// fits, else as a float64 (the text itself when it is neither, as NaN).
+func numberValue(s string) any {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return n
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return f
+	}
+	return s
+}
+
+// plainValue narrows a scanned value to the kinds QueryRow documents (a
+// time, which PostgreSQL may give, as RFC 3339 UTC text like the stored
+// times).
 func plainValue(v any) any {
 	switch x := v.(type) {
 	case nil, int64, float64, string:
@@ -182,6 +221,12 @@ func plainValue(v any) any {
 		return int64(0)
 	case int:
 		return int64(x)
+	case int32:
+		return int64(x)
+	case float32:
+		return float64(x)
+	case time.Time:
+		return x.UTC().Format(time.RFC3339Nano)
 	default:
 		return fmt.Sprint(x)
 	}

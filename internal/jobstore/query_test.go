@@ -21,6 +21,8 @@ func collect(s *jobstore.Store, q string) ([]string, []jobstore.QueryRow, error)
 	return cols, rows, err
 }
 
+// SQLite only (the -wal file, pragmas); TestQueryOnPostgresIsReadOnlyForReal
+// is the PostgreSQL half.
 func TestQueryReadsViewsAndSQLiteRefusesEveryWrite(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

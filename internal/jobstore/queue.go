@@ -312,12 +312,12 @@ func (s *Store) SettleQueued(ctx context.Context, id string, to bgcmd.State, msg
 
 // HasQueued reports whether this host has a queued job (one index read).
 func (s *Store) HasQueued(ctx context.Context) (bool, error) {
-	var n int
+	var n bool
 	if err := s.r.GetContext(ctx, &n, `SELECT EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_queued
 		WHERE host = ? AND state = 'queued')`, s.host); err != nil {
 		return false, fmt.Errorf("queued jobs: %w", err)
 	}
-	return n == 1, nil
+	return n, nil
 }
 
 // QueuedOnHost returns this host's queued jobs, oldest first.

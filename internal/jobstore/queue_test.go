@@ -19,6 +19,8 @@ import (
 // The queue migration rebuilds jobs: every row, event, artifact and hook
 // row of a store written before it survives (dropping the old table must
 // not cascade), and the new CHECK takes the new states.
+// SQLite only: migration 9 rebuilt SQLite's jobs table; PostgreSQL's
+// schema starts with the queue.
 func TestQueueMigrationKeepsEveryRow(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -79,6 +81,10 @@ func TestQueueMigrationKeepsEveryRow(t *testing.T) {
 
 func TestQueueDependencyRefusals(t *testing.T) {
 	t.Parallel()
+	eachBackend(t, testQueueDependencyRefusals)
+}
+
+func testQueueDependencyRefusals(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t, jobstore.Options{})
 	a := newJob("s")
@@ -106,6 +112,10 @@ func TestQueueDependencyRefusals(t *testing.T) {
 
 func TestQueueDispatchIsFIFOWithinLimitsAndFailsDependants(t *testing.T) {
 	t.Parallel()
+	eachBackend(t, testQueueDispatchIsFIFOWithinLimitsAndFailsDependants)
+}
+
+func testQueueDispatchIsFIFOWithinLimitsAndFailsDependants(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t, jobstore.Options{})
 	var q []*bgcmd.Job
@@ -147,6 +157,10 @@ func TestQueueDispatchIsFIFOWithinLimitsAndFailsDependants(t *testing.T) {
 
 func TestQueueDispatchHigherPriorityFirst(t *testing.T) {
 	t.Parallel()
+	eachBackend(t, testQueueDispatchHigherPriorityFirst)
+}
+
+func testQueueDispatchHigherPriorityFirst(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t, jobstore.Options{})
 	var ids []string

@@ -74,7 +74,7 @@ func (s *Store) ResolveID(ctx context.Context, ref string) (string, error) {
 	// a UUIDv7, unique from its first characters) scans the table.
 	var found []IDCandidate
 	err := s.r.SelectContext(ctx, &found, `SELECT id, argv, created_at FROM jobs
-		WHERE id GLOB ? || '*' OR id GLOB '*' || ?
+		WHERE `+s.d.idMatch()+`
 		ORDER BY id DESC LIMIT ?`, id, id, maxCandidates+1)
 	if err != nil {
 		return "", fmt.Errorf("resolve job id %q: %w", ref, err)

@@ -13,6 +13,10 @@ import (
 
 func TestResolveIDTakesAUniquePrefixOrSuffix(t *testing.T) {
 	t.Parallel()
+	eachBackend(t, testResolveIDTakesAUniquePrefixOrSuffix)
+}
+
+func testResolveIDTakesAUniquePrefixOrSuffix(t *testing.T) {
 	st := openTest(t, jobstore.Options{})
 	ctx := context.Background()
 	a, b := newJob("s"), newJob("s")

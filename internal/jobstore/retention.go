@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -408,18 +409,32 @@ func (s *Store) JobStates(ctx context.Context, ids []string) (map[string]bgcmd.S
 }
 
 // Vacuum compacts the database file (after a large prune) and truncates the
-// write-ahead log. It takes the write lock for as long as it runs.
+// write-ahead log; on PostgreSQL it vacuums the store's tables. It takes the write lock for as long as it runs.
 func (s *Store) Vacuum(ctx context.Context) error {
 	if s.readOnly {
 		return ErrReadOnly
 	}
-	if _, err := s.w.ExecContext(ctx, `VACUUM`); err != nil {
-		return fmt.Errorf("vacuum: %w", err)
-	}
-	if _, err := s.w.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
-		return fmt.Errorf("vacuum: checkpoint: %w", err)
+	if err := s.d.vacuum(ctx, s.w); err != nil {
+		return fmt.Errorf("vacuum: %w", describeWriteError(err))
 	}
 	return nil
+}
+
+// Size is how many bytes the database takes: the SQLite file (not its
+// WAL), or the PostgreSQL database.
+func (s *Store) Size(ctx context.Context) (int64, error) {
+	if s.d.postgres {
+		var n int64
+		if err := s.r.GetContext(ctx, &n, `SELECT pg_database_size(current_database())`); err != nil {
+			return 0, fmt.Errorf("database size: %w", err)
+		}
+		return n, nil
+	}
+	fi, err := os.Stat(s.path)
+	if err != nil {
+		return 0, fmt.Errorf("database size: %w", err)
+	}
+	return fi.Size(), nil
 }
 
 // selectIn runs query, whose one "?" in "IN (?)" stands for the list,

@@ -29,6 +29,10 @@ func ids(jobs []jobstore.PrunedJob) []string {
 
 func TestPruneDeletesSettledReadJobsAndSparesRunningAndUnreadOnes(t *testing.T) {
 	t.Parallel()
+	eachBackend(t, testPruneDeletesSettledReadJobsAndSparesRunningAndUnreadOnes)
+}
+
+func testPruneDeletesSettledReadJobsAndSparesRunningAndUnreadOnes(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
 	s := openTest(t, jobstore.Options{Now: func() time.Time { return now }})
@@ -86,6 +90,10 @@ func TestPruneDeletesSettledReadJobsAndSparesRunningAndUnreadOnes(t *testing.T) 
 
 func TestPruneSelectorsCombine(t *testing.T) {
 	t.Parallel()
+	eachBackend(t, testPruneSelectorsCombine)
+}
+
+func testPruneSelectorsCombine(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
 	s := openTest(t, jobstore.Options{Now: func() time.Time { return now }})
@@ -136,6 +144,10 @@ func TestPruneSelectorsCombine(t *testing.T) {
 
 func TestPruneRefusesToSelectEverythingOrRunningJobs(t *testing.T) {
 	t.Parallel()
+	eachBackend(t, testPruneRefusesToSelectEverythingOrRunningJobs)
+}
+
+func testPruneRefusesToSelectEverythingOrRunningJobs(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t, jobstore.Options{})
 	_, err := s.Prune(ctx, jobstore.PruneParams{IncludeUnread: true})
@@ -148,6 +160,10 @@ func TestPruneRefusesToSelectEverythingOrRunningJobs(t *testing.T) {
 
 func TestJobStatesNamesKnownJobsOnly(t *testing.T) {
 	t.Parallel()
+	eachBackend(t, testJobStatesNamesKnownJobsOnly)
+}
+
+func testJobStatesNamesKnownJobsOnly(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t, jobstore.Options{})
 	j := newJob("a")
@@ -155,4 +171,32 @@ func TestJobStatesNamesKnownJobsOnly(t *testing.T) {
 	got, err := s.JobStates(ctx, []string{j.ID, "no-such-job"})
 	require.NoError(t, err)
 	require.Equal(t, map[string]bgcmd.State{j.ID: bgcmd.StateRunning}, got)
+}
+
+// Vacuum after a prune leaves the store whole on both backends.
+func TestVacuumAfterPrune(t *testing.T) {
+	t.Parallel()
+	eachBackend(t, testVacuumAfterPrune)
+}
+
+func testVacuumAfterPrune(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, jobstore.Options{})
+	j := newJob("v")
+	require.NoError(t, s.Create(ctx, j))
+	_, err := s.Settle(ctx, jobstore.SettleParams{ID: j.ID, To: bgcmd.StateKilled})
+	require.NoError(t, err)
+	_, err = s.MarkSeen(ctx, j.ID)
+	require.NoError(t, err)
+	res, err := s.Prune(ctx, jobstore.PruneParams{Session: "v"})
+	require.NoError(t, err)
+	require.Len(t, res.Jobs, 1)
+	require.NoError(t, s.Vacuum(ctx))
+	size, err := s.Size(ctx)
+	require.NoError(t, err)
+	require.Positive(t, size)
+	rep, err := s.VerifyChain(ctx, jobstore.VerifyChainParams{})
+	require.NoError(t, err)
+	require.Nil(t, rep.Problem)
+	require.Equal(t, int64(2), rep.Pruned)
 }

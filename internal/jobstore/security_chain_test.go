@@ -21,14 +21,35 @@ import (
 // closed, so that a test can edit the file with another SQLite client.
 type chainFixture struct {
 	path string
+	// dsn is the fixture's PostgreSQL database ("" on SQLite).
+	dsn  string
 	jobs []string
+}
+
+// options open the fixture's store.
+func (f chainFixture) options() jobstore.Options {
+	return jobstore.Options{Path: f.path, DSN: f.dsn, Host: "test-host"}
+}
+
+// raw opens the fixture's database under the store, as an attacker with
+// write access to it would.
+func (f chainFixture) raw(t *testing.T) *sql.DB {
+	t.Helper()
+	if f.dsn == "" {
+		return openRaw(t, f.path)
+	}
+	db, err := jobstore.OpenRawPostgres(context.Background(), f.dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	return db
 }
 
 func newChainFixture(t *testing.T) chainFixture {
 	t.Helper()
 	ctx := context.Background()
 	f := chainFixture{path: filepath.Join(t.TempDir(), "bgcmd.db")}
-	s, err := jobstore.Open(ctx, jobstore.Options{Path: f.path, Host: "test-host"})
+	f.dsn = backendOptions(t, jobstore.Options{Path: f.path}).DSN
+	s, err := jobstore.Open(ctx, f.options())
 	require.NoError(t, err)
 	defer s.Close()
 	for i := 0; i < 3; i++ {
@@ -59,7 +80,7 @@ func newChainFixture(t *testing.T) chainFixture {
 // verify opens the (possibly edited) file and walks the chain.
 func (f chainFixture) verify(t *testing.T, since string) *jobstore.ChainReport {
 	t.Helper()
-	s, err := jobstore.Open(context.Background(), jobstore.Options{Path: f.path, Host: "test-host"})
+	s, err := jobstore.Open(context.Background(), f.options())
 	require.NoError(t, err)
 	defer s.Close()
 	rep, err := s.VerifyChain(context.Background(), jobstore.VerifyChainParams{Since: since})
@@ -77,6 +98,10 @@ func seqOf(t *testing.T, db *sql.DB, q string, args ...any) int64 {
 
 func TestChainOfAnUntouchedStoreVerifies(t *testing.T) {
 	t.Parallel()
+	eachBackend(t, testChainOfAnUntouchedStoreVerifies)
+}
+
+func testChainOfAnUntouchedStoreVerifies(t *testing.T) {
 	f := newChainFixture(t)
 	rep := f.verify(t, "")
 	require.Nil(t, rep.Problem)
@@ -91,6 +116,10 @@ func TestChainOfAnUntouchedStoreVerifies(t *testing.T) {
 // SQLite client, and the chain place where verification must stop.
 func TestChainNamesTheFirstRowAnEditChanged(t *testing.T) {
 	t.Parallel()
+	eachBackend(t, testChainNamesTheFirstRowAnEditChanged)
+}
+
+func testChainNamesTheFirstRowAnEditChanged(t *testing.T) {
 	// place(db, f) gives the chain place the edit must be reported at.
 	event := func(job, n int) func(*testing.T, *sql.DB, chainFixture) int64 {
 		return func(t *testing.T, db *sql.DB, f chainFixture) int64 {
@@ -157,15 +186,17 @@ func TestChainNamesTheFirstRowAnEditChanged(t *testing.T) {
 		t.Run(c.name+" is reported at its row", func(t *testing.T) {
 			t.Parallel()
 			f := newChainFixture(t)
-			db := openRaw(t, f.path)
-			_, err := db.Exec(`PRAGMA foreign_keys = ON`)
-			require.NoError(t, err)
+			db := f.raw(t)
+			if f.dsn == "" {
+				_, err := db.Exec(`PRAGMA foreign_keys = ON`) // always on in PostgreSQL
+				require.NoError(t, err)
+			}
 			place := c.place(t, db, f)
 			edit := c.edit
 			if strings.Contains(edit, "%[") {
 				edit = fmt.Sprintf(edit, f.jobs[0], f.jobs[1], f.jobs[2])
 			}
-			_, err = db.Exec(edit)
+			_, err := db.Exec(edit)
 			require.NoError(t, err)
 			require.NoError(t, db.Close())
 			rep := f.verify(t, "")
@@ -180,9 +211,13 @@ func TestChainNamesTheFirstRowAnEditChanged(t *testing.T) {
 
 func TestChainVerifiesFromARecordedHeadAfterMoreJobs(t *testing.T) {
 	t.Parallel()
+	eachBackend(t, testChainVerifiesFromARecordedHeadAfterMoreJobs)
+}
+
+func testChainVerifiesFromARecordedHeadAfterMoreJobs(t *testing.T) {
 	ctx := context.Background()
 	f := newChainFixture(t)
-	s, err := jobstore.Open(ctx, jobstore.Options{Path: f.path, Host: "test-host"})
+	s, err := jobstore.Open(ctx, f.options())
 	require.NoError(t, err)
 	head, err := s.ChainHead(ctx)
 	require.NoError(t, err)
@@ -200,13 +235,12 @@ func TestChainVerifiesFromARecordedHeadAfterMoreJobs(t *testing.T) {
 	require.Equal(t, int64(7), rep.Rows, "the checkpoint's row and the six after it")
 
 	// Rewriting history before the checkpoint, even consistently, loses it.
-	// The first hex digit changes whatever it was (one hash in 16 starts
-	// with any given digit).
-	db := openRaw(t, f.path)
-	const flip = `CASE substr(hash, 1, 1) WHEN 'f' THEN 'e' ELSE 'f' END || substr(hash, 2)`
-	_, err = db.Exec(`UPDATE refusals SET hash = `+flip+` WHERE chain_seq = ?`, head.Seq)
+	// (The first hex digit changes whatever it was: 'f' becomes '0'.)
+	db := f.raw(t)
+	const rewrite = `SET hash = CASE WHEN substr(hash, 1, 1) = 'f' THEN '0' ELSE 'f' END || substr(hash, 2)`
+	_, err = db.Exec(`UPDATE refusals `+rewrite+` WHERE chain_seq = ?`, head.Seq)
 	if n := seqOf(t, db, `SELECT COUNT(*) FROM refusals WHERE chain_seq = ?`, head.Seq); n == 0 {
-		_, err = db.Exec(`UPDATE job_events SET hash = `+flip+` WHERE chain_seq = ?`, head.Seq)
+		_, err = db.Exec(`UPDATE job_events `+rewrite+` WHERE chain_seq = ?`, head.Seq)
 	}
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
@@ -215,6 +249,8 @@ func TestChainVerifiesFromARecordedHeadAfterMoreJobs(t *testing.T) {
 	require.Equal(t, jobstore.ChainCheckpointNotFound, rep.Problem.Problem)
 }
 
+// SQLite only: the chain backfill is SQLite's migration 10; a PostgreSQL
+// store is created with the chain and has no rows from before it.
 func TestChainMigrationChainsRowsRecordedBeforeIt(t *testing.T) {
 	t.Parallel()
 	f := newChainFixture(t)
@@ -241,18 +277,20 @@ func TestChainMigrationChainsRowsRecordedBeforeIt(t *testing.T) {
 	require.Equal(t, int64(8), rep.Rows)
 }
 
+// SQLite only: it checks the canonical form against SQLite's json_array(),
+// the function docs/schema.md gives auditors.
 func TestChainCanonicalFormIsSQLiteJSONArray(t *testing.T) {
 	t.Parallel()
 	// An auditor can rebuild a refusal's canonical text with json_array()
 	// alone: the stored text and Go's must be the same bytes.
 	f := newChainFixture(t)
-	s, err := jobstore.Open(context.Background(), jobstore.Options{Path: f.path, Host: "test-host"})
+	s, err := jobstore.Open(context.Background(), f.options())
 	require.NoError(t, err)
 	defer s.Close()
 	rows, err := s.JobChain(context.Background(), f.jobs[1])
 	require.NoError(t, err)
 	require.Len(t, rows, 2)
-	db := openRaw(t, f.path)
+	db := f.raw(t)
 	var fromSQL, hash string
 	require.NoError(t, db.QueryRow(`SELECT json_array('bgcmd-chain-1', chain_seq, prev_hash, 'refusal', id, at,
 		session, host, argv, cwd, code, message), hash FROM refusals ORDER BY chain_seq LIMIT 1`).Scan(&fromSQL, &hash))
@@ -264,9 +302,13 @@ func TestChainCanonicalFormIsSQLiteJSONArray(t *testing.T) {
 
 func TestChainKeepsThePlacesOfPrunedJobs(t *testing.T) {
 	t.Parallel()
+	eachBackend(t, testChainKeepsThePlacesOfPrunedJobs)
+}
+
+func testChainKeepsThePlacesOfPrunedJobs(t *testing.T) {
 	ctx := context.Background()
 	f := newChainFixture(t)
-	s, err := jobstore.Open(ctx, jobstore.Options{Path: f.path, Host: "test-host"})
+	s, err := jobstore.Open(ctx, f.options())
 	require.NoError(t, err)
 	_, err = s.MarkSeen(ctx, f.jobs[1])
 	require.NoError(t, err)
@@ -281,7 +323,7 @@ func TestChainKeepsThePlacesOfPrunedJobs(t *testing.T) {
 	require.Equal(t, int64(2), rep.Pruned)
 
 	// A row deleted by hand has no kept place: still reported.
-	db := openRaw(t, f.path)
+	db := f.raw(t)
 	_, err = db.Exec(`DELETE FROM job_events WHERE job_id = ?`, f.jobs[2])
 	require.NoError(t, err)
 	require.NoError(t, db.Close())

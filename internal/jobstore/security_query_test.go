@@ -15,6 +15,9 @@ import (
 // connection to query after query; each one is refused its write, ATTACH or
 // VACUUM INTO as the first was, and a cancelled context interrupts a query
 // that would never end.
+//
+// SQLite only (ATTACH, VACUUM INTO, pragmas, the authorizer);
+// TestQueryOnPostgresIsReadOnlyForReal is the PostgreSQL half.
 func TestQueryConnectionStaysLockedWhenReused(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

@@ -18,6 +18,10 @@ import (
 // and message all end in a bounded, valid record marked as cut.
 func TestRefusalRecordIsBoundedWhateverItHolds(t *testing.T) {
 	t.Parallel()
+	eachBackend(t, testRefusalRecordIsBoundedWhateverItHolds)
+}
+
+func testRefusalRecordIsBoundedWhateverItHolds(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t, jobstore.Options{})
 	cases := []bgcmd.Refusal{

@@ -18,9 +18,13 @@ func sqliteCode(err error) int {
 	return 0
 }
 
-// diskFull reports whether SQLite failed for want of space: it says so as
-// SQLITE_FULL, or as SQLITE_IOERR when the file system fails the write.
+// diskFull reports whether the database failed for want of space: SQLite
+// says so as SQLITE_FULL, or as SQLITE_IOERR when the file system fails the
+// write; PostgreSQL as disk_full (SQLSTATE 53100).
 func diskFull(err error) bool {
+	if pgCode(err) == pgDiskFull {
+		return true
+	}
 	switch sqliteCode(err) {
 	case sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR:
 		return true
@@ -31,11 +35,15 @@ func diskFull(err error) bool {
 // diskFullHint is what to do when diskFull says so.
 const diskFullHint = "the disk is full or failing: free space under the bgcmd home and retry"
 
-// describeWriteError says what to do about a write SQLite could not make
-// because the disk is full.
+// describeWriteError says what to do about a write the database could not
+// make because the disk is full, or (PostgreSQL) because another process
+// held the store's write lock past the busy timeout.
 func describeWriteError(err error) error {
 	if diskFull(err) {
 		return fmt.Errorf("%w (%s)", err, diskFullHint)
+	}
+	if pgCode(err) == pgLockNotAvailable {
+		return fmt.Errorf("%w (another bgcmd process held the store's write lock for longer than the busy timeout: retry; if it recurs, look for a stuck bgcmd process on a host sharing the database)", err)
 	}
 	return err
 }

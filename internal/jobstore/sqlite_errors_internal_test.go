@@ -3,10 +3,12 @@ package jobstore
 import (
 	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite"
 )
@@ -31,4 +33,13 @@ func TestDiskFullIsKnownByItsSQLiteCodeNotItsText(t *testing.T) {
 	lookalike := errors.New("a message that mentions disk is full and SQLITE_FULL")
 	require.False(t, diskFull(lookalike), "text alone is no SQLite error")
 	require.Equal(t, lookalike, describeWriteError(lookalike))
+}
+
+// PostgreSQL says "the disk is full" as SQLSTATE 53100: the same hint.
+func TestDiskFullIsKnownByItsPostgresCode(t *testing.T) {
+	t.Parallel()
+	err := fmt.Errorf("commit: %w", &pgconn.PgError{Code: "53100", Message: "could not extend file"})
+	require.True(t, diskFull(err))
+	require.Contains(t, describeWriteError(err).Error(), diskFullHint)
+	require.False(t, diskFull(&pgconn.PgError{Code: "23505"}))
 }

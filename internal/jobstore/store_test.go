@@ -23,6 +23,7 @@ func openTest(t testing.TB, opts jobstore.Options) *jobstore.Store {
 	if opts.Host == "" {
 		opts.Host = "test-host"
 	}
+	opts = backendOptions(t, opts)
 	s, err := jobstore.Open(context.Background(), opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
@@ -36,6 +37,9 @@ func newJob(session string, argv ...string) *bgcmd.Job {
 	return &bgcmd.Job{Session: session, Argv: argv, Exe: argv[0], Cwd: "/",
 		Timeout: time.Minute, KillGrace: time.Second, MaxOutputBytes: 1 << 20}
 }
+
+// The Open tests below are about the SQLite file (its path, WAL, what is
+// not a database); TestOpenOnPostgres is their PostgreSQL half.
 
 func TestOpenMigratesAnEmptyFileAndReopenIsANoOp(t *testing.T) {
 	t.Parallel()
@@ -108,6 +112,10 @@ func TestOpenFailsClearlyWhenTheDirectoryCannotBeCreated(t *testing.T) {
 
 func TestReadOnlyStoreRefusesWrites(t *testing.T) {
 	t.Parallel()
+	eachBackend(t, testReadOnlyStoreRefusesWrites)
+}
+
+func testReadOnlyStoreRefusesWrites(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "bgcmd.db")
 	s := openTest(t, jobstore.Options{Path: path})

@@ -13,6 +13,10 @@ import (
 
 func TestEverySettledStateIsALegalTransitionFromRunning(t *testing.T) {
 	t.Parallel()
+	eachBackend(t, testEverySettledStateIsALegalTransitionFromRunning)
+}
+
+func testEverySettledStateIsALegalTransitionFromRunning(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t, jobstore.Options{})
 	for _, to := range bgcmd.SettledStates() {
@@ -39,6 +43,10 @@ func TestEverySettledStateIsALegalTransitionFromRunning(t *testing.T) {
 
 func TestIllegalTransitionsAreNamedErrors(t *testing.T) {
 	t.Parallel()
+	eachBackend(t, testIllegalTransitionsAreNamedErrors)
+}
+
+func testIllegalTransitionsAreNamedErrors(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t, jobstore.Options{})
 	j := newJob("s")
@@ -71,6 +79,10 @@ func TestIllegalTransitionsAreNamedErrors(t *testing.T) {
 
 func TestEventsRecordEveryTransitionInOrderWithArtifactsInTheSameTransaction(t *testing.T) {
 	t.Parallel()
+	eachBackend(t, testEventsRecordEveryTransitionInOrderWithArtifactsInTheSameTransaction)
+}
+
+func testEventsRecordEveryTransitionInOrderWithArtifactsInTheSameTransaction(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
 	s := openTest(t, jobstore.Options{Now: func() time.Time { return now }})
@@ -124,6 +136,10 @@ func TestEventsRecordEveryTransitionInOrderWithArtifactsInTheSameTransaction(t *
 
 func TestAFailedSettleWritesNothing(t *testing.T) {
 	t.Parallel()
+	eachBackend(t, testAFailedSettleWritesNothing)
+}
+
+func testAFailedSettleWritesNothing(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t, jobstore.Options{})
 	j := newJob("s")
@@ -143,6 +159,10 @@ func TestAFailedSettleWritesNothing(t *testing.T) {
 
 func TestSettleCanRequireTheSupervisorItSaw(t *testing.T) {
 	t.Parallel()
+	eachBackend(t, testSettleCanRequireTheSupervisorItSaw)
+}
+
+func testSettleCanRequireTheSupervisorItSaw(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t, jobstore.Options{})
 	j := newJob("s")
@@ -160,6 +180,10 @@ func TestSettleCanRequireTheSupervisorItSaw(t *testing.T) {
 
 func TestClaimCanRequireTheSupervisorItTakesOver(t *testing.T) {
 	t.Parallel()
+	eachBackend(t, testClaimCanRequireTheSupervisorItTakesOver)
+}
+
+func testClaimCanRequireTheSupervisorItTakesOver(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t, jobstore.Options{})
 	j := newJob("s")

@@ -14,8 +14,11 @@ import (
 // ErrReadOnly is returned by every write on a store opened with ReadOnly.
 var ErrReadOnly = errors.New("store opened read-only")
 
-// inTx runs fn in one immediate write transaction, committing when fn
-// returns nil.
+// inTx runs fn in one write transaction, committing when fn returns nil.
+// Write transactions are serialised across every process sharing the
+// store: on SQLite they are immediate (BEGIN IMMEDIATE takes the write
+// lock), on PostgreSQL they take the store's advisory write lock first
+// (dialect.lockWriter).
 func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 	if s.readOnly {
 		return ErrReadOnly
@@ -25,6 +28,9 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 		return describeWriteError(fmt.Errorf("begin: %w", err))
 	}
 	defer tx.Rollback()
+	if err := s.d.lockWriter(ctx, tx); err != nil {
+		return describeWriteError(err)
+	}
 	if err := fn(tx); err != nil {
 		return describeWriteError(err)
 	}
@@ -33,7 +39,9 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 		// say); database/sql forgets it all the same. End it on the one
 		// writer connection, or it would hold the write lock for every
 		// process sharing the file.
-		_, _ = s.w.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		if !s.d.postgres {
+			_, _ = s.w.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		}
 		return describeWriteError(fmt.Errorf("commit: %w", err))
 	}
 	return nil

@@ -17,6 +17,10 @@ import (
 // memory by executable" and "the heaviest jobs of a session".
 func TestSettleRecordsUsageAndTheViewsAnswerTheAuditQuestions(t *testing.T) {
 	t.Parallel()
+	eachBackend(t, testSettleRecordsUsageAndTheViewsAnswerTheAuditQuestions)
+}
+
+func testSettleRecordsUsageAndTheViewsAnswerTheAuditQuestions(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "bgcmd.db")
 	s := openTest(t, jobstore.Options{Path: path})

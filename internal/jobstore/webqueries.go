@@ -33,13 +33,11 @@ func (s *Store) Filter(ctx context.Context, p FilterParams) (*ListResult, error)
 		return nil, fmt.Errorf("filter jobs: %w", err)
 	}
 	if p.LabelKey != "" {
-		cond := "EXISTS (SELECT 1 FROM json_each(jobs.labels) WHERE json_each.key = ?"
 		args = append(args, p.LabelKey)
 		if p.LabelValue != "" {
-			cond += " AND json_each.value = ?"
 			args = append(args, p.LabelValue)
 		}
-		where = append(where, cond+")")
+		where = append(where, s.d.labelExists(p.LabelValue != ""))
 	}
 	res, err := s.selectJobs(ctx, where, args, limit)
 	if err != nil {
@@ -166,8 +164,8 @@ func (s *Store) DurationByExe(ctx context.Context, since, until time.Time, limit
 		limit = 10
 	}
 	rows, err := s.r.QueryxContext(ctx, `SELECT exe, COUNT(*),
-		AVG((julianday(finished_at) - julianday(started_at)) * 86400000.0),
-		MAX((julianday(finished_at) - julianday(started_at)) * 86400000.0)
+		AVG(`+s.d.msBetween("started_at", "finished_at")+`),
+		MAX(`+s.d.msBetween("started_at", "finished_at")+`)
 		FROM jobs INDEXED BY jobs_created_at
 		WHERE created_at >= ? AND created_at < ? AND started_at IS NOT NULL AND finished_at IS NOT NULL
 		GROUP BY exe ORDER BY 3 DESC, exe LIMIT ?`, fmtTime(since), fmtTime(until), limit)
@@ -246,7 +244,7 @@ func (s *Store) RecentOutcomes(ctx context.Context, n int) ([]OutcomeCount, erro
 		n = 1000
 	}
 	rows, err := s.r.QueryxContext(ctx, `SELECT `+outcomeSQL+` AS outcome, COUNT(*) FROM
-		(SELECT state, exit_code FROM jobs ORDER BY id DESC LIMIT ?) GROUP BY outcome`, n)
+		(SELECT state, exit_code FROM jobs ORDER BY id DESC LIMIT ?) AS r GROUP BY outcome`, n)
 	if err != nil {
 		return nil, fmt.Errorf("recent outcomes: %w", err)
 	}
@@ -292,8 +290,8 @@ func (s *Store) Charts(ctx context.Context, since, until time.Time, limit int) (
 		COUNT(*), COUNT(ms), COALESCE(SUM(ms), 0), COALESCE(MAX(ms), 0) FROM (
 			SELECT created_at, state, exit_code, exe,
 				CASE WHEN started_at IS NOT NULL AND finished_at IS NOT NULL
-				THEN (julianday(finished_at) - julianday(started_at)) * 86400000.0 END AS ms
-			FROM jobs INDEXED BY jobs_created_at WHERE created_at >= ? AND created_at < ?)
+				THEN `+s.d.msBetween("started_at", "finished_at")+` END AS ms
+			FROM jobs INDEXED BY jobs_created_at WHERE created_at >= ? AND created_at < ?) AS w
 		GROUP BY hour, outcome, exe`, fmtTime(since), fmtTime(until))
 	if err != nil {
 		return nil, fmt.Errorf("charts: %w", err)

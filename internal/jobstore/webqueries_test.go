@@ -14,6 +14,7 @@ import (
 )
 
 // A read-only store reads what the writer wrote and refuses to write.
+// SQLite only: OpenReadOnly takes a file path.
 func TestOpenReadOnlyRefusesWrites(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -42,6 +43,10 @@ func TestOpenReadOnlyRefusesWrites(t *testing.T) {
 // and keyset paging of List.
 func TestFilterByLabel(t *testing.T) {
 	t.Parallel()
+	eachBackend(t, testFilterByLabel)
+}
+
+func testFilterByLabel(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t, jobstore.Options{})
 	mk := func(session string, labels map[string]string) string {
@@ -78,6 +83,10 @@ func TestFilterByLabel(t *testing.T) {
 // JobsPerHour, DurationByExe and Overview count what they say.
 func TestChartQueries(t *testing.T) {
 	t.Parallel()
+	eachBackend(t, testChartQueries)
+}
+
+func testChartQueries(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 3, 1, 10, 30, 0, 0, time.UTC)
 	clock := now
@@ -131,6 +140,10 @@ func TestChartQueries(t *testing.T) {
 // RecentOutcomes counts the newest jobs only.
 func TestChartsMatchesTheTwoQueriesAndRecentOutcomes(t *testing.T) {
 	t.Parallel()
+	eachBackend(t, testChartsMatchesTheTwoQueriesAndRecentOutcomes)
+}
+
+func testChartsMatchesTheTwoQueriesAndRecentOutcomes(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 3, 1, 10, 30, 0, 0, time.UTC)
 	clock := now.Add(-5 * time.Hour)

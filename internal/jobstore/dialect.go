@@ -1,0 +1,124 @@
+package jobstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// dialect is what differs between the two backends, SQLite and
+// PostgreSQL; every other statement of the store is the same text on both
+// (placeholders are written "?" and the PostgreSQL connection rebinds
+// them, see pgconn.go).
+type dialect struct {
+	// postgres is true for a store on PostgreSQL.
+	postgres bool
+}
+
+var (
+	sqliteDialect   = dialect{}
+	postgresDialect = dialect{postgres: true}
+)
+
+// name is the backend's name for messages.
+func (d dialect) name() string {
+	if d.postgres {
+		return "PostgreSQL"
+	}
+	return "SQLite"
+}
+
+// writerLockKey is the PostgreSQL advisory lock every write transaction
+// takes first ("bgcmd" in ASCII): see lockWriter.
+const writerLockKey int64 = 0x6267636d64
+
+// lockWriter serialises the write transactions of every process sharing
+// the store. SQLite does it with its write lock (the writer's transactions
+// are BEGIN IMMEDIATE); on PostgreSQL the transaction takes one
+// transaction-scoped advisory lock before anything else, held until it
+// commits or rolls back. What relies on it: the hash chain (one head, each
+// row linked to the one before), job_events.seq growing in commit order
+// (a consumer of the feed resumes after the last seq it saw, so a smaller
+// seq must never commit after a larger one is visible), and the queue's
+// dispatch, which acts on the running counts it read in the same
+// transaction.
+func (d dialect) lockWriter(ctx context.Context, tx *sqlx.Tx) error {
+	if !d.postgres {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(?)`, writerLockKey); err != nil {
+		return fmt.Errorf("take the store's write lock: %w", err)
+	}
+	return nil
+}
+
+// snapshotTx are the options of a read transaction that sees one
+// snapshot throughout (VerifyChain's walk): SQLite's read transaction
+// does; PostgreSQL's needs REPEATABLE READ.
+func (d dialect) snapshotTx() *sql.TxOptions {
+	if d.postgres {
+		return &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead}
+	}
+	return &sql.TxOptions{ReadOnly: true}
+}
+
+// idMatch is the condition matching a job id by a prefix (first argument)
+// or a suffix (second argument) of hex digits and dashes. SQLite's GLOB is
+// case-sensitive and walks the primary key for a prefix; PostgreSQL's LIKE
+// does the same on a "C" collation column.
+func (d dialect) idMatch() string {
+	if d.postgres {
+		return `id LIKE ? || '%' OR id LIKE '%' || ?`
+	}
+	return `id GLOB ? || '*' OR id GLOB '*' || ?`
+}
+
+// labelExists is the condition "the jobs row has label key ?" (and, with
+// value, "whose value is ?").
+func (d dialect) labelExists(value bool) string {
+	each := `json_each(jobs.labels)`
+	if d.postgres {
+		each = `jsonb_each_text(jobs.labels::jsonb)`
+	}
+	cond := "EXISTS (SELECT 1 FROM " + each + " AS l WHERE l.key = ?"
+	if value {
+		cond += " AND l.value = ?"
+	}
+	return cond + ")"
+}
+
+// msBetween is the milliseconds from the stored time from to the stored
+// time to, as a floating-point expression.
+func (d dialect) msBetween(from, to string) string {
+	if d.postgres {
+		return fmt.Sprintf("(EXTRACT(EPOCH FROM (%s::timestamptz - %s::timestamptz)) * 1000.0)::float8", to, from)
+	}
+	return fmt.Sprintf("((julianday(%s) - julianday(%s)) * 86400000.0)", to, from)
+}
+
+// vacuum compacts the store after a large prune.
+func (d dialect) vacuum(ctx context.Context, db *sqlx.DB) error {
+	if d.postgres {
+		// Every table of the store; VACUUM runs outside a transaction.
+		_, err := db.ExecContext(ctx, `VACUUM (ANALYZE) jobs, job_events, artifacts, refusals, hook_runs, chain_pruned`)
+		return err
+	}
+	if _, err := db.ExecContext(ctx, `VACUUM`); err != nil {
+		return err
+	}
+	if _, err := db.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
+}
+
+// IsPostgresDSN reports whether dsn names a PostgreSQL database (a
+// postgres:// or postgresql:// URL): such a DSN selects the PostgreSQL
+// backend, anything else is refused by Open, and an empty one means SQLite.
+func IsPostgresDSN(dsn string) bool {
+	l := strings.ToLower(strings.TrimSpace(dsn))
+	return strings.HasPrefix(l, "postgres://") || strings.HasPrefix(l, "postgresql://")
+}

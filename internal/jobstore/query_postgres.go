@@ -1,0 +1,68 @@
+package jobstore
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// The PostgreSQL error codes (SQLSTATE) the store tells apart.
+const (
+	pgDiskFull            = "53100"
+	pgReadOnlyTransaction = "25006"
+	pgLockNotAvailable    = "55P03"
+)
+
+// pgCode is the SQLSTATE of the PostgreSQL error in err's chain, or "".
+func pgCode(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+// queryPostgres is Query on PostgreSQL. The store's sessions are already
+// read-only (default_transaction_read_only, set when it was opened
+// read-only); the query runs, exactly as given, as one statement (pgx's
+// extended protocol refuses several) in a READ ONLY transaction on a
+// connection of its own, with statement_timeout set past ctx's deadline,
+// and that connection is closed afterwards, so that nothing the query did
+// to its session (a setting, an advisory lock) outlives it. A write is
+// refused by the server and wraps ErrQueryWrites, as on SQLite. The
+// database role is the second wall: audit users get one that may only
+// SELECT the views (see the README).
+func (s *Store) queryPostgres(ctx context.Context, query string, columns func([]string) error, row func(QueryRow) error) error {
+	conn, err := s.r.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("query: %w", err)
+	}
+	defer conn.Close()
+	// The connection is discarded, never returned to the pool.
+	defer conn.Raw(func(any) error { return driver.ErrBadConn })
+	raw := withRawSQL(ctx)
+	tx, err := conn.BeginTx(raw, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("query: %w", err)
+	}
+	defer tx.Rollback()
+	if d, ok := ctx.Deadline(); ok {
+		// The context ends the query first (pgx cancels it, and the caller
+		// sees its deadline passed); the server's own timeout, a second
+		// later, ends it even if this process is gone.
+		ms := max(time.Until(d).Milliseconds(), 1) + 1000
+		if _, err := tx.ExecContext(raw, fmt.Sprintf("SET LOCAL statement_timeout = %d", ms)); err != nil {
+			return fmt.Errorf("query: set the statement timeout: %w", err)
+		}
+	}
+	rows, err := tx.QueryContext(raw, query)
+	if err != nil {
+		return queryError(err)
+	}
+	return scanQuery(rows, columns, row)
+}
