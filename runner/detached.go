@@ -54,6 +54,11 @@ type spec struct {
 	HostStart int64 `json:"host_start"`
 	// Cgroup is the policy's delegated cgroup v2 directory ("" = none).
 	Cgroup string `json:"cgroup,omitempty"`
+	// Host, HostID and ShareArtifacts are the launching store's: the
+	// supervisor writes as the same host.
+	Host           string `json:"host"`
+	HostID         string `json:"host_id"`
+	ShareArtifacts bool   `json:"share_artifacts,omitempty"`
 }
 
 // launchDetached starts a supervisor process for job and waits until it
@@ -115,7 +120,8 @@ func (r *Runner) launchDetached(ctx context.Context, job *bgcmd.Job, env []strin
 	}
 	go cmd.Wait() // reap it if it ends while this host lives
 	sp := spec{Home: r.home, DBPath: r.store.Path(), JobID: job.ID, Env: env,
-		HostPID: job.SupervisorPID, HostStart: job.SupervisorStart, Cgroup: r.cgroupRoot()}
+		HostPID: job.SupervisorPID, HostStart: job.SupervisorStart, Cgroup: r.cgroupRoot(),
+		Host: r.store.Host(), HostID: r.store.HostID(), ShareArtifacts: r.store.SharesArtifacts()}
 	err = json.NewEncoder(specW).Encode(&sp)
 	specW.Close()
 	if err != nil {
@@ -258,7 +264,8 @@ func Supervise(ctx context.Context) error {
 		report("error: read spec: " + err.Error())
 		return fmt.Errorf("read spec: %w", err)
 	}
-	st, err := jobstore.Open(ctx, jobstore.Options{Path: sp.DBPath})
+	st, err := jobstore.Open(ctx, jobstore.Options{Path: sp.DBPath, Host: sp.Host, HostID: sp.HostID,
+		ShareArtifacts: sp.ShareArtifacts})
 	if err != nil {
 		report("error: " + err.Error())
 		return err

@@ -213,14 +213,14 @@ func TestChainVerifiesFromARecordedHeadAfterMoreJobs(t *testing.T) {
 func TestChainMigrationChainsRowsRecordedBeforeIt(t *testing.T) {
 	t.Parallel()
 	f := newChainFixture(t)
-	db := openRaw(t, f.path)
 	// Undo the chain, as a store from before the migration has it, and
 	// migrate again.
+	require.NoError(t, jobstore.MigrateDownTo(context.Background(), f.path, jobstore.ChainBackfillVersion-1))
+	db := openRaw(t, f.path)
 	for _, q := range []string{
 		`UPDATE job_events SET chain_seq = NULL, prev_hash = NULL, hash = NULL`,
 		`UPDATE refusals SET chain_seq = NULL, prev_hash = NULL, hash = NULL`,
 		`UPDATE chain_head SET seq = 0, hash = '` + jobstore.GenesisHash + `'`,
-		fmt.Sprintf(`DELETE FROM goose_db_version WHERE version_id = %d`, jobstore.ChainBackfillVersion),
 	} {
 		_, err := db.Exec(q)
 		require.NoError(t, err)
