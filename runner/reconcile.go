@@ -71,8 +71,12 @@ const (
 )
 
 // supervisorAlive reports whether the job's supervisor still runs in this
-// boot of the machine.
+// boot of the machine. Another host's job is presumed alive: its pids and
+// boot id are that machine's, and only its own host reconciles it.
 func (r *Runner) supervisorAlive(rec *jobstore.Record) bool {
+	if !r.ownJob(rec) {
+		return true // another host's supervisor: not this host's to judge
+	}
 	if rec.BootID != "" && r.boot != "" && rec.BootID != r.boot {
 		return false
 	}

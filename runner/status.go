@@ -68,7 +68,7 @@ func (r *Runner) Counters(ctx context.Context, session string) (bgcmd.Counters, 
 func (r *Runner) status(ctx context.Context, rec *jobstore.Record, markSeen bool) (*bgcmd.Status, error) {
 	j := &rec.Job
 	s := &bgcmd.Status{
-		ID: j.ID, Session: j.Session, Argv: j.Argv, Exe: j.Exe, ExeSHA256: j.ExeSHA256, Cwd: j.Cwd, State: j.State,
+		ID: j.ID, Session: j.Session, Host: j.Host, HostID: j.HostID, Argv: j.Argv, Exe: j.Exe, ExeSHA256: j.ExeSHA256, Cwd: j.Cwd, State: j.State,
 		ExitCode: j.ExitCode, Signal: j.Signal, Error: j.Error, PID: j.PID, PGID: j.PGID,
 		SupervisorPID: j.SupervisorPID, Detached: j.Detached, Labels: j.Labels,
 		CreatedAt: j.CreatedAt, StartedAt: j.StartedAt, FinishedAt: j.FinishedAt,
