@@ -31,7 +31,7 @@ func (r *Runner) Host() string { return r.store.Host() }
 
 // ownJob reports whether the job belongs to this runner's host: only then
 // may this runner judge its supervisor, signal its pids or read its live
-// logs. A row recorded before host ids (host_id '') that this host did not
+// logs. A row recorded before host ids (host_id ”) that this host did not
 // adopt belongs to the host with its hostname.
 func (r *Runner) ownJob(rec *jobstore.Record) bool {
 	if rec.HostID == "" {
