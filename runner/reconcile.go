@@ -146,7 +146,7 @@ func (r *Runner) reconcileJob(ctx context.Context, rec *jobstore.Record) (reconc
 	if err != nil {
 		return 0, fmt.Errorf("job %s: %w", rec.ID, err)
 	}
-	arts, berr := bankStreams(r.arts, dir, exit)
+	arts, berr := bankStreams(ctx, r.store, r.arts, dir, exit)
 	if berr != nil {
 		exit.Error = joinMsg(exit.Error, berr.Error())
 	}

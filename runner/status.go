@@ -89,7 +89,7 @@ func (r *Runner) status(ctx context.Context, rec *jobstore.Record, markSeen bool
 		}
 		for _, a := range arts {
 			ss := bgcmd.StreamStatus{Bytes: a.Bytes, SHA256: a.SHA256, ArtifactID: a.ID, Capped: a.Capped}
-			src := r.artifactSource(a)
+			src, _ := r.artifactSource(ctx, a) // no preview rather than no status
 			if a.Stream == bgcmd.Stdout {
 				s.Stdout, sources[0] = ss, src
 			} else {
@@ -162,9 +162,14 @@ func (r *Runner) liveSource(id string, st bgcmd.Stream) artifacts.Source {
 	return artifacts.Source{Path: p, IndexPath: p + ".idx"}
 }
 
-func (r *Runner) artifactSource(a bgcmd.Artifact) artifacts.Source {
-	p := r.arts.Path(a.SHA256)
-	return artifacts.Source{Path: p, IndexPath: p + ".idx", Final: true, Size: a.Bytes, HasSize: true}
+// artifactSource is a banked artifact's source on this host: one banked
+// on another host is fetched from the store first (localArtifact).
+func (r *Runner) artifactSource(ctx context.Context, a bgcmd.Artifact) (artifacts.Source, error) {
+	p, err := r.localArtifact(ctx, a)
+	if err != nil {
+		return artifacts.Source{}, err
+	}
+	return artifacts.Source{Path: p, IndexPath: p + ".idx", Final: true, Size: a.Bytes, HasSize: true}, nil
 }
 
 // Await returns the job's status once it has settled, or its current status
@@ -266,7 +271,11 @@ func (r *Runner) Source(ctx context.Context, id string, stream bgcmd.Stream) (ar
 				return artifacts.Source{}, fmt.Errorf("job %s: its %s record names a malformed sha256 %q (the store was edited by hand?): nothing is served; bgcmd verify %s reports it",
 					id, stream, a.SHA256, id)
 			}
-			return r.artifactSource(a), nil
+			src, err := r.artifactSource(ctx, a)
+			if err != nil {
+				return artifacts.Source{}, fmt.Errorf("job %s: %s: %w", id, stream, err)
+			}
+			return src, nil
 		}
 	}
 	return artifacts.Source{}, fmt.Errorf("job %s settled as %s with no banked %s (%s): nothing to read", id, rec.State, stream, rec.Error)
