@@ -11,6 +11,14 @@ CREATE INDEX jobs_legacy_host ON jobs (host) WHERE host_id = '';
 -- may be asked on any host; the owning supervisor acts on it.
 ALTER TABLE jobs ADD COLUMN kill_host TEXT NOT NULL DEFAULT '';
 ALTER TABLE jobs ADD COLUMN kill_host_id TEXT NOT NULL DEFAULT '';
+-- A running job's live output is on its host's disk only. For the other
+-- hosts of a store that shares artifacts its supervisor publishes the tail
+-- preview and the bytes written so far (at most every 2 s while output
+-- grows); NULL live_at = never published.
+ALTER TABLE jobs ADD COLUMN live_tail TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN live_stdout_bytes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN live_stderr_bytes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN live_at TEXT;
 -- The per-host partial indexes are keyed on host_id now. Running rows are
 -- few (live processes), so one index serves reconcile (by host_id) and the
 -- session's store-wide running counter (by session).
@@ -52,6 +60,10 @@ CREATE INDEX jobs_queued ON jobs (host, session, priority, id) WHERE state = 'qu
 DROP INDEX jobs_running;
 CREATE INDEX jobs_running ON jobs (host, session) WHERE state = 'running';
 DROP INDEX jobs_legacy_host;
+ALTER TABLE jobs DROP COLUMN live_at;
+ALTER TABLE jobs DROP COLUMN live_stderr_bytes;
+ALTER TABLE jobs DROP COLUMN live_stdout_bytes;
+ALTER TABLE jobs DROP COLUMN live_tail;
 ALTER TABLE jobs DROP COLUMN kill_host_id;
 ALTER TABLE jobs DROP COLUMN kill_host;
 ALTER TABLE jobs DROP COLUMN host_id;

@@ -1,9 +1,17 @@
 package runner
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
+	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/bgcmd/bgcmd"
+	"github.com/bgcmd/bgcmd/artifacts"
 
 	"github.com/bgcmd/bgcmd/internal/jobstore"
 )
@@ -49,3 +57,49 @@ func notifyKill(st *jobstore.Store) {
 		unix.Close(fd)
 	}
 }
+
+// livePublishEvery bounds how often a supervisor publishes its job's live
+// output for other hosts (only while the output grows, and only when the
+// store shares artifacts).
+const livePublishEvery = 2 * time.Second
+
+// publishLive records the job's tail preview and output sizes in the store
+// for the other hosts sharing it, at most every livePublishEvery and only
+// when the logs grew. Best effort: the live logs stay the truth here.
+func (s *supervisor) publishLive(ctx context.Context) {
+	if !s.store.SharesArtifacts() {
+		return
+	}
+	now := s.now()
+	if !s.livePublished.IsZero() && now.Sub(s.livePublished) < livePublishEvery {
+		return
+	}
+	var sources [2]artifacts.Source
+	var sizes [2]int64
+	for i, st := range []bgcmd.Stream{bgcmd.Stdout, bgcmd.Stderr} {
+		p := filepath.Join(s.dir, string(st)+".log")
+		sources[i] = artifacts.Source{Path: p, IndexPath: p + ".idx"}
+		if fi, err := os.Stat(p); err == nil {
+			sizes[i] = fi.Size()
+		}
+	}
+	if sizes == s.liveSizes {
+		return
+	}
+	live := jobstore.LiveOutput{Tail: preview(sources), StdoutBytes: sizes[0], StderrBytes: sizes[1]}
+	if err := s.store.PublishLive(ctx, s.job.ID, live); err == nil {
+		s.livePublished, s.liveSizes = now, sizes
+	}
+}
+
+// elsewhere is the error of reading the live output of another host's
+// running job here.
+func elsewhere(rec *jobstore.Record) error {
+	return fmt.Errorf("job %s runs on host %s (host id %s): its live output is readable there only; "+
+		"here once it settles (bgcmd wait %s); bgcmd status %s shows its tail: %w",
+		rec.ID, rec.Host, rec.HostID, rec.ID, rec.ID, ErrElsewhere)
+}
+
+// ErrElsewhere is wrapped by the error of reading a running job's live
+// output on another host than its own.
+var ErrElsewhere = errors.New("live output is on another host")

@@ -163,3 +163,39 @@ func TestOutputOfAHostThatDoesNotShareSaysWhereItIs(t *testing.T) {
 	_, err := b.r.ReadOutput(ctx, j.ID, bgcmd.Stdout, artifacts.Page{})
 	require.ErrorContains(t, err, "not in the store")
 }
+
+// TestLiveOutputElsewhereShowsTheTailAndWhereItRuns: a running job's live
+// logs are on its host's disk. Another host's status shows the tail its
+// supervisor publishes; reading its output there says where it runs.
+func TestLiveOutputElsewhereShowsTheTailAndWhereItRuns(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t, false)
+	a := e.sharing()
+	gate := filepath.Join(e.root, "gate")
+	j, err := a.Start(ctx, []string{fixture(t, "wait-for-file.sh"), gate}, runner.StartOptions{Cwd: e.root})
+	require.NoError(t, err)
+	b := e.otherHost(false, true)
+
+	_, err = b.r.ReadOutput(ctx, j.ID, bgcmd.Stdout, artifacts.Page{})
+	require.ErrorIs(t, err, runner.ErrElsewhere)
+	require.ErrorContains(t, err, b.r.Host())
+	require.ErrorContains(t, err, a.HostID())
+	var st *bgcmd.Status
+	waitFor(t, "the published tail", func() bool {
+		st, err = b.r.Status(ctx, j.ID)
+		require.NoError(t, err)
+		return st.TailPreview == "waiting\n"
+	})
+	require.Equal(t, bgcmd.StateRunning, st.State)
+	require.Equal(t, a.HostID(), st.HostID)
+	require.Equal(t, int64(len("waiting\n")), st.Stdout.Bytes)
+
+	require.NoError(t, os.WriteFile(gate, nil, 0o600))
+	st, err = b.r.Await(ctx, j.ID, time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, bgcmd.StateExited, st.State)
+	page, err := b.r.ReadOutput(ctx, j.ID, bgcmd.Stdout, artifacts.Page{})
+	require.NoError(t, err)
+	require.Equal(t, "waiting\ndone\n", page.Text, "once settled, readable here")
+}

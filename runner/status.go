@@ -101,6 +101,13 @@ func (r *Runner) status(ctx context.Context, rec *jobstore.Record, markSeen bool
 				return nil, err
 			}
 		}
+	} else if !r.ownJob(rec) {
+		// Its live logs are on its host's disk: show what its supervisor
+		// published (a store that shares artifacts).
+		if rec.Live != nil {
+			s.Stdout.Bytes, s.Stderr.Bytes = rec.Live.StdoutBytes, rec.Live.StderrBytes
+			s.TailPreview = rec.Live.Tail
+		}
 	} else {
 		for i, st := range []bgcmd.Stream{bgcmd.Stdout, bgcmd.Stderr} {
 			sources[i] = r.liveSource(j.ID, st)
@@ -113,7 +120,9 @@ func (r *Runner) status(ctx context.Context, rec *jobstore.Record, markSeen bool
 			}
 		}
 	}
-	s.TailPreview = preview(sources)
+	if s.TailPreview == "" {
+		s.TailPreview = preview(sources)
+	}
 	c, err := r.store.Counters(ctx, j.Session)
 	if err != nil {
 		return nil, err
@@ -259,6 +268,9 @@ func (r *Runner) Source(ctx context.Context, id string, stream bgcmd.Stream) (ar
 		return artifacts.Source{}, err
 	}
 	if !rec.State.Settled() {
+		if !r.ownJob(rec) {
+			return artifacts.Source{}, elsewhere(rec)
+		}
 		return r.liveSource(id, stream), nil
 	}
 	arts, err := r.store.Artifacts(ctx, id)

@@ -65,6 +65,10 @@ type supervisor struct {
 	// killHost and killHostID name the host the delivered kill request
 	// came from (recorded in the settle's event detail).
 	killHost, killHostID string
+	// livePublished and liveSizes are when publishLive last wrote and the
+	// log sizes it wrote.
+	livePublished time.Time
+	liveSizes     [2]int64
 	// done is closed once the job has settled (or settling failed).
 	done chan struct{}
 	// containment is how the job's descendants are kept in the job; binary
@@ -281,6 +285,7 @@ loop:
 			delivered = s.checkKill(ctx, pgid, delivered, &reason, escalate)
 		case <-poll.C:
 			delivered = s.checkKill(ctx, pgid, delivered, &reason, escalate)
+			s.publishLive(ctx)
 		}
 	}
 	// Every descendant is gone now (wait killed the holders of the pipes),

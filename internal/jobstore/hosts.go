@@ -3,6 +3,9 @@ package jobstore
 import (
 	"context"
 	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
 
 	"github.com/bgcmd/bgcmd"
 )
@@ -67,6 +70,46 @@ func (s *Store) adoptLegacyRows(ctx context.Context) error {
 	if _, err := s.w.ExecContext(ctx, `UPDATE jobs SET host_id = ? WHERE host_id = '' AND host = ?`,
 		s.hostID, s.host); err != nil {
 		return fmt.Errorf("adopt jobs recorded before host ids: %w", describeWriteError(err))
+	}
+	return nil
+}
+
+// LiveOutput is a running job's output as its supervisor last published
+// it for the other hosts of the store: its live logs are on its host's
+// disk only.
+type LiveOutput struct {
+	// Tail is the status's tail preview (at most bgcmd.MaxPreviewChars).
+	Tail string
+	// StdoutBytes and StderrBytes are the bytes written so far.
+	StdoutBytes, StderrBytes int64
+	// At is when it was published.
+	At time.Time
+}
+
+// live is the row's published live output, nil when there is none.
+func (r *jobRow) live() *LiveOutput {
+	if !r.LiveAt.Valid {
+		return nil
+	}
+	at, err := parseTime(r.LiveAt.String)
+	if err != nil {
+		return nil
+	}
+	return &LiveOutput{Tail: r.LiveTail, StdoutBytes: r.LiveStdoutBytes, StderrBytes: r.LiveStderrBytes, At: at}
+}
+
+// PublishLive records a running job's tail preview and output sizes for
+// the other hosts sharing the store. It is not a transition (no event); a
+// job that has settled meanwhile is left alone, without error.
+func (s *Store) PublishLive(ctx context.Context, id string, live LiveOutput) error {
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE jobs SET live_tail = ?, live_stdout_bytes = ?,
+			live_stderr_bytes = ?, live_at = ? WHERE id = ? AND state = 'running'`,
+			live.Tail, live.StdoutBytes, live.StderrBytes, fmtTime(s.now()), id)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("publish live output of job %s: %w", id, err)
 	}
 	return nil
 }

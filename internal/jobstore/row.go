@@ -14,7 +14,7 @@ import (
 const jobColumns = `id, session, host, host_id, argv, exe, cwd, env_replaced, env_names,
 	timeout_ms, kill_grace_ms, max_output_bytes, labels, state, exit_code, signal,
 	error, pid, pgid, pid_start, supervisor_pid, supervisor_start, boot_id,
-	detached, kill_signal, kill_requested_at, kill_host, kill_host_id, created_at, started_at,
+	detached, kill_signal, kill_requested_at, kill_host, kill_host_id, live_tail, live_stdout_bytes, live_stderr_bytes, live_at, created_at, started_at,
 	finished_at, seen_at, cpu_user_ms, cpu_system_ms, max_rss_kib, queue_group,
 	after_ids, session_max, group_max, rerun_of, priority, COALESCE(exe_sha256, '') AS exe_sha256`
 
@@ -48,6 +48,10 @@ type jobRow struct {
 	KillRequestedAt sql.NullString `db:"kill_requested_at"`
 	KillHost        string         `db:"kill_host"`
 	KillHostID      string         `db:"kill_host_id"`
+	LiveTail        string         `db:"live_tail"`
+	LiveStdoutBytes int64          `db:"live_stdout_bytes"`
+	LiveStderrBytes int64          `db:"live_stderr_bytes"`
+	LiveAt          sql.NullString `db:"live_at"`
 	CreatedAt       string         `db:"created_at"`
 	StartedAt       sql.NullString `db:"started_at"`
 	FinishedAt      sql.NullString `db:"finished_at"`
@@ -75,6 +79,10 @@ type Record struct {
 	// KillHost and KillHostID name the host the latest kill request was
 	// made on (hostname and host id; "" before any).
 	KillHost, KillHostID string
+	// Live is what the supervisor of a running job last published for
+	// other hosts (nil when it never did: a store that does not share
+	// artifacts, or no output yet).
+	Live *LiveOutput
 	// Limits are the max_running limits recorded when the job was queued.
 	Limits QueueLimits
 }
@@ -92,7 +100,7 @@ func (r *jobRow) record() (*Record, error) {
 		SupervisorPID: r.SupervisorPID, SupervisorStart: r.SupervisorStart,
 		BootID: r.BootID, Detached: r.Detached,
 		Group: r.QueueGroup, RerunOf: r.RerunOf.String, Priority: r.Priority,
-	}, KillSignal: r.KillSignal, KillHost: r.KillHost, KillHostID: r.KillHostID, Limits: QueueLimits{Session: r.SessionMax, Group: r.GroupMax}}
+	}, KillSignal: r.KillSignal, KillHost: r.KillHost, KillHostID: r.KillHostID, Live: r.live(), Limits: QueueLimits{Session: r.SessionMax, Group: r.GroupMax}}
 	if err := json.Unmarshal([]byte(r.AfterIDs), &rec.After); err != nil {
 		return nil, fmt.Errorf("job %s: decode after_ids: %w", r.ID, err)
 	}
