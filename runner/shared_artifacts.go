@@ -48,8 +48,8 @@ func (r *Runner) localArtifact(ctx context.Context, a bgcmd.Artifact) (string, e
 		return err
 	})
 	if errors.Is(err, jobstore.ErrNoBlob) {
-		return "", fmt.Errorf("output %s is not on this host and not in the store (banked by a host that does not share its artifacts?): %w",
-			a.SHA256, os.ErrNotExist)
+		return "", fmt.Errorf("%s: not on this host and not in the store (removed, or banked by a host that does not share its artifacts): %w",
+			path, os.ErrNotExist)
 	}
 	return path, err
 }

@@ -89,7 +89,7 @@ func (r *Runner) status(ctx context.Context, rec *jobstore.Record, markSeen bool
 		}
 		for _, a := range arts {
 			ss := bgcmd.StreamStatus{Bytes: a.Bytes, SHA256: a.SHA256, ArtifactID: a.ID, Capped: a.Capped}
-			src, _ := r.artifactSource(ctx, a) // no preview rather than no status
+			src, _ := r.artifactSource(ctx, rec, a) // no preview rather than no status
 			if a.Stream == bgcmd.Stdout {
 				s.Stdout, sources[0] = ss, src
 			} else {
@@ -172,9 +172,14 @@ func (r *Runner) liveSource(id string, st bgcmd.Stream) artifacts.Source {
 }
 
 // artifactSource is a banked artifact's source on this host: one banked
-// on another host is fetched from the store first (localArtifact).
-func (r *Runner) artifactSource(ctx context.Context, a bgcmd.Artifact) (artifacts.Source, error) {
+// on another host is fetched from the store first (localArtifact) and one
+// that is not there is an error saying so.
+func (r *Runner) artifactSource(ctx context.Context, rec *jobstore.Record, a bgcmd.Artifact) (artifacts.Source, error) {
 	p, err := r.localArtifact(ctx, a)
+	if err != nil && r.ownJob(rec) && errors.Is(err, os.ErrNotExist) {
+		// Banked here and gone: the reader names the missing file.
+		p, err = r.arts.Path(a.SHA256), nil
+	}
 	if err != nil {
 		return artifacts.Source{}, err
 	}
@@ -283,7 +288,7 @@ func (r *Runner) Source(ctx context.Context, id string, stream bgcmd.Stream) (ar
 				return artifacts.Source{}, fmt.Errorf("job %s: its %s record names a malformed sha256 %q (the store was edited by hand?): nothing is served; bgcmd verify %s reports it",
 					id, stream, a.SHA256, id)
 			}
-			src, err := r.artifactSource(ctx, a)
+			src, err := r.artifactSource(ctx, rec, a)
 			if err != nil {
 				return artifacts.Source{}, fmt.Errorf("job %s: %s: %w", id, stream, err)
 			}
