@@ -19,14 +19,12 @@ ALTER TABLE jobs ADD COLUMN live_tail TEXT NOT NULL DEFAULT '';
 ALTER TABLE jobs ADD COLUMN live_stdout_bytes INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE jobs ADD COLUMN live_stderr_bytes INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE jobs ADD COLUMN live_at TEXT;
--- The per-host partial indexes are keyed on host_id now. Running rows are
--- few (live processes), so one index serves reconcile (by host_id) and the
--- session's store-wide running counter (by session).
+-- The per-host partial indexes are keyed on host_id now. The session's
+-- counters, store-wide, use jobs_session_state_id and jobs_unread.
 DROP INDEX jobs_running;
 CREATE INDEX jobs_running ON jobs (session, host_id) WHERE state = 'running';
 DROP INDEX jobs_queued;
 CREATE INDEX jobs_queued ON jobs (host_id, session, priority, id) WHERE state = 'queued';
-CREATE INDEX jobs_queued_session ON jobs (session) WHERE state = 'queued';
 DROP INDEX jobs_group_running;
 CREATE INDEX jobs_group_running ON jobs (host_id, queue_group) WHERE state = 'running';
 
@@ -54,7 +52,6 @@ DROP TABLE artifact_chunks;
 DROP TABLE artifact_blobs;
 DROP INDEX jobs_group_running;
 CREATE INDEX jobs_group_running ON jobs (host, queue_group) WHERE state = 'running';
-DROP INDEX jobs_queued_session;
 DROP INDEX jobs_queued;
 CREATE INDEX jobs_queued ON jobs (host, session, priority, id) WHERE state = 'queued';
 DROP INDEX jobs_running;
