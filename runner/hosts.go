@@ -48,6 +48,30 @@ func (r *Runner) ownJob(rec *jobstore.Record) bool {
 	return rec.HostID == r.store.HostID()
 }
 
+// watchKillTick adds the store's kill tick file (created when missing,
+// read-only, so nobody is woken) to w: a kill request made on another host
+// then wakes w's reader.
+func watchKillTick(w *dirWatch, st *jobstore.Store) error {
+	path := killTickPath(st)
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0o600)
+	if err != nil {
+		return fmt.Errorf("watch %s: %w", path, err)
+	}
+	unix.Close(fd)
+	rc, err := w.f.SyscallConn()
+	if err != nil {
+		return fmt.Errorf("watch %s: %w", path, err)
+	}
+	var aerr error
+	err = rc.Control(func(fd uintptr) {
+		_, aerr = unix.InotifyAddWatch(int(fd), path, unix.IN_CLOSE_WRITE|unix.IN_ATTRIB|unix.IN_DONT_FOLLOW)
+	})
+	if err = errors.Join(err, aerr); err != nil {
+		return fmt.Errorf("watch %s: %w", path, err)
+	}
+	return nil
+}
+
 // notifyKill touches the kill tick file after a kill request for another
 // host's job: supervisors sharing the store's filesystem wake and read
 // their rows. Best effort: they also poll.

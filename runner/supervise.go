@@ -225,11 +225,10 @@ func (s *supervisor) watch(ctx context.Context, p jobProc, readers [2]*os.File, 
 	}
 	// A kill request made on another host arrives through the row: the
 	// kill tick wakes this supervisor when that host shares the store's
-	// directory, the poll (one primary-key read) when it does not.
-	var remote <-chan struct{}
-	if tw, _, err := watchTick(killTickPath(s.store)); err == nil {
-		defer tw.Close()
-		remote = tw.C
+	// directory (sharing the job directory's inotify instance: instances
+	// are few per user), the poll (one primary-key read) when it does not.
+	if werr == nil {
+		_ = watchKillTick(watch, s.store)
 	}
 	poll := time.NewTicker(killPoll)
 	defer poll.Stop()
@@ -276,11 +275,6 @@ loop:
 		case _, ok := <-requests:
 			if !ok {
 				requests = nil
-			}
-			delivered = s.checkKill(ctx, pgid, delivered, &reason, escalate)
-		case _, ok := <-remote:
-			if !ok {
-				remote = nil
 			}
 			delivered = s.checkKill(ctx, pgid, delivered, &reason, escalate)
 		case <-poll.C:
