@@ -6,10 +6,14 @@ import "time"
 // variable values are never part of it: EnvNames holds only the names the
 // child was given when the environment was replaced.
 type Job struct {
-	ID      string   `json:"id"`
-	Session string   `json:"session"`
-	Host    string   `json:"host"`
-	Argv    []string `json:"argv"`
+	ID      string `json:"id"`
+	Session string `json:"session"`
+	// Host is the hostname of the machine whose supervisor owns the job
+	// (for people); HostID the stable id of that machine's bgcmd home, the
+	// key reconcile and kill go by.
+	Host   string   `json:"host"`
+	HostID string   `json:"host_id"`
+	Argv   []string `json:"argv"`
 	// Exe is argv[0] as the policy resolved it: the absolute path that runs.
 	Exe string `json:"exe"`
 	// ExeSHA256 is the sha256 of the file at Exe when the job started

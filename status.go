@@ -19,12 +19,17 @@ type StreamStatus struct {
 // Status is the status object returned by the runner, the CLI (--json) and
 // the agent tools. Field names are a stable contract for scripts.
 type Status struct {
-	ID      string   `json:"id"`
-	Session string   `json:"session"`
-	Argv    []string `json:"argv"`
-	Exe     string   `json:"exe"`
-	Cwd     string   `json:"cwd"`
-	State   State    `json:"state"`
+	ID      string `json:"id"`
+	Session string `json:"session"`
+	// Host is the hostname of the machine whose supervisor owns the job;
+	// HostID the stable id of its bgcmd home. A running job's live output
+	// and pids are that host's only.
+	Host   string   `json:"host"`
+	HostID string   `json:"host_id"`
+	Argv   []string `json:"argv"`
+	Exe    string   `json:"exe"`
+	Cwd    string   `json:"cwd"`
+	State  State    `json:"state"`
 	// ExitCode is the process's exit code once it exited on its own; it is
 	// nil while the job runs and after a signal, a timeout or a kill (see
 	// Signal), so check it before dereferencing.

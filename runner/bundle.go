@@ -195,6 +195,10 @@ func (r *Runner) export(ctx context.Context, ids []string, w io.Writer, gz bool)
 	info.ManifestSHA256 = sums[BundleManifestName]
 	for _, j := range m.Jobs {
 		for _, f := range j.Files {
+			// Output banked on another host is fetched from the store first.
+			if _, err := r.localArtifact(ctx, bgcmd.Artifact{Stream: f.Stream, SHA256: f.SHA256, Bytes: f.Bytes}); err != nil {
+				return nil, fmt.Errorf("export %s: %w", f.Name, err)
+			}
 			if err := r.copyArtifact(tw, f, m.CreatedAt); err != nil {
 				return nil, err
 			}

@@ -180,7 +180,8 @@ func (r *Runner) spawnSupervisor(logf *os.File) (*supProc, error) {
 	go cmd.Wait() // reap it if it ends while this host lives
 	// A supervisor that died at once fails the next write, or leaves its
 	// report pipe at end of file: the job's hand-over says which.
-	_ = sendLine(conn, &openMsg{DBPath: r.store.Path(), DB: r.store.DSN()})
+	_ = sendLine(conn, &openMsg{DBPath: r.store.Path(), DB: r.store.DSN(),
+		Host: r.store.Host(), HostID: r.store.HostID(), ShareArtifacts: r.store.SharesArtifacts()})
 	return &supProc{pid: cmd.Process.Pid, conn: conn, status: statusR}, nil
 }
 
@@ -321,7 +322,8 @@ func Supervise(ctx context.Context) error {
 	}
 	// Open the store before the job arrives: a spare supervisor waits here
 	// with it open.
-	st, openErr := jobstore.Open(ctx, jobstore.Options{Path: om.DBPath, DSN: om.DB})
+	st, openErr := jobstore.Open(ctx, jobstore.Options{Path: om.DBPath, DSN: om.DB,
+		Host: om.Host, HostID: om.HostID, ShareArtifacts: om.ShareArtifacts})
 	if openErr == nil {
 		defer st.Close()
 	}

@@ -32,6 +32,11 @@ type openMsg struct {
 	// DB is the PostgreSQL DSN of the store ("" = the SQLite file at
 	// DBPath). It travels only here, never in argv or the environment.
 	DB string `json:"db,omitempty"`
+	// Host, HostID and ShareArtifacts are the launching store's: the
+	// supervisor's store records and judges jobs as that host's.
+	Host           string `json:"host"`
+	HostID         string `json:"host_id"`
+	ShareArtifacts bool   `json:"share_artifacts,omitempty"`
 }
 
 // handoffFDs are the descriptors that travel with the spec line, in order.

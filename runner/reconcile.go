@@ -71,8 +71,12 @@ const (
 )
 
 // supervisorAlive reports whether the job's supervisor still runs in this
-// boot of the machine.
+// boot of the machine. Another host's job is presumed alive: its pids and
+// boot id are that machine's, and only its own host reconciles it.
 func (r *Runner) supervisorAlive(rec *jobstore.Record) bool {
+	if !r.ownJob(rec) {
+		return true // another host's supervisor: not this host's to judge
+	}
 	if rec.BootID != "" && r.boot != "" && rec.BootID != r.boot {
 		return false
 	}
@@ -142,7 +146,7 @@ func (r *Runner) reconcileJob(ctx context.Context, rec *jobstore.Record) (reconc
 	if err != nil {
 		return 0, fmt.Errorf("job %s: %w", rec.ID, err)
 	}
-	arts, berr := bankStreams(r.arts, dir, exit)
+	arts, berr := bankStreams(ctx, r.store, r.arts, dir, exit)
 	if berr != nil {
 		exit.Error = joinMsg(exit.Error, berr.Error())
 	}

@@ -133,7 +133,7 @@ func (r *Runner) reconcileBatch(ctx context.Context, batch []*jobstore.Record, r
 	defer unlockArts()
 	deferred := &artifacts.Store{Dir: r.arts.Dir, DeferSync: true}
 	for _, j := range jobs {
-		arts, berr := bankStreams(deferred, j.dir, j.exit)
+		arts, berr := bankStreams(ctx, r.store, deferred, j.dir, j.exit)
 		if berr != nil {
 			j.exit.Error = joinMsg(j.exit.Error, berr.Error())
 		}

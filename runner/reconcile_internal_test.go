@@ -45,7 +45,7 @@ func TestReconcileCrashAfterBankingKeepsTheOutput(t *testing.T) {
 		SupervisorStart: r.selfTime, FromPID: rec.SupervisorPID, FromStart: rec.SupervisorStart}))
 	exit := r.orphanRecord(rec, dir)
 	require.NoError(t, writeExitRecord(dir, exit))
-	_, err = bankStreams(r.arts, dir, exit)
+	_, err = bankStreams(ctx, st, r.arts, dir, exit)
 	require.NoError(t, err)
 	_, err = os.Stat(filepath.Join(dir, "stdout.log"))
 	require.True(t, os.IsNotExist(err), "banking moved the log out of the job directory")

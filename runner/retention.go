@@ -22,6 +22,9 @@ type PruneReport struct {
 	jobstore.PruneResult
 	// RemovedFiles counts the artifact files and indexes removed.
 	RemovedFiles int `json:"removed_files"`
+	// RemovedStored counts the outputs removed from the store itself (kept
+	// there for other hosts; see jobstore.Options.ShareArtifacts).
+	RemovedStored int `json:"removed_stored"`
 }
 
 // Prune deletes the settled jobs p selects (see jobstore.PruneParams:
@@ -57,14 +60,21 @@ func (r *Runner) Prune(ctx context.Context, p jobstore.PruneParams) (*PruneRepor
 	if rerr != nil {
 		return rep, errors.Join(err, rerr)
 	}
+	var gone []string
 	for _, u := range res.Unreferenced {
 		if again[u.SHA256] {
 			continue
 		}
+		gone = append(gone, u.SHA256)
 		n, rerr := removeArtifact(r.arts, u.SHA256)
 		rep.RemovedFiles += n
 		errs = append(errs, rerr)
 	}
+	// The same rule for output kept in the store for other hosts: the
+	// statement itself spares what a row names again.
+	n, derr := r.store.DeleteUnreferencedBlobs(ctx, gone)
+	rep.RemovedStored = n
+	errs = append(errs, derr)
 	for _, j := range res.Jobs {
 		errs = append(errs, os.RemoveAll(r.jobDir(j.ID)))
 	}
@@ -124,7 +134,11 @@ type GCReport struct {
 	SkippedRecent int `json:"skipped_recent"`
 	// FreedBytes is the total size of what was removed.
 	FreedBytes int64 `json:"freed_bytes"`
-	DryRun     bool  `json:"dry_run"`
+	// StrayStored counts outputs kept in the store for other hosts that no
+	// row references and that are older than MinAge, removed (not counted
+	// in a dry run).
+	StrayStored int  `json:"stray_stored"`
+	DryRun      bool `json:"dry_run"`
 }
 
 // GC removes what the store no longer accounts for: artifact files (and
@@ -152,6 +166,11 @@ func (r *Runner) GC(ctx context.Context, o GCOptions) (*GCReport, error) {
 		return nil, fmt.Errorf("gc: %w", err)
 	}
 	var errs []error
+	if !o.DryRun {
+		n, err := r.store.DeleteStrayBlobs(ctx, cutoff)
+		rep.StrayStored = n
+		errs = append(errs, err)
+	}
 	for _, it := range files {
 		if o.MinAge > 0 && changedAfter(it.Path, cutoff) {
 			rep.SkippedRecent++

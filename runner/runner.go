@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bgcmd/bgcmd/artifacts"
+	"github.com/bgcmd/bgcmd/internal/hostid"
 	"github.com/bgcmd/bgcmd/internal/jobstore"
 	"github.com/bgcmd/bgcmd/policy"
 )
@@ -66,6 +67,11 @@ type Options struct {
 	Session string
 	// Now is the clock; default the store's.
 	Now func() time.Time
+	// ShareArtifacts keeps banked output in the store too, so every host
+	// sharing it reads it (see jobstore.Options.ShareArtifacts); only for a
+	// store New opens (an open Store carries its own setting). Off by
+	// default: one host needs only the files.
+	ShareArtifacts bool
 	// SkipReconcile leaves orphaned jobs alone in New (Reconcile can still
 	// be called).
 	SkipReconcile bool
@@ -118,7 +124,12 @@ func New(ctx context.Context, opts Options) (*Runner, error) {
 	}
 	ownStore := opts.Store == nil
 	if ownStore {
-		if opts.Store, err = jobstore.Open(ctx, jobstore.Options{Path: filepath.Join(home, "bgcmd.db"), DSN: opts.DB}); err != nil {
+		id, err := hostid.Load(home)
+		if err != nil {
+			return nil, fmt.Errorf("new runner: %w", err)
+		}
+		if opts.Store, err = jobstore.Open(ctx, jobstore.Options{Path: filepath.Join(home, "bgcmd.db"), DSN: opts.DB,
+			Host: id.Name, HostID: id.ID, ShareArtifacts: opts.ShareArtifacts}); err != nil {
 			return nil, fmt.Errorf("new runner: %w", err)
 		}
 	}

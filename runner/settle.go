@@ -82,7 +82,7 @@ func (s *supervisor) settle(ctx context.Context, out *outcome, streams map[bgcmd
 			unlock = func() {}
 		}
 		defer unlock()
-		arts, err := bankStreams(s.arts, s.dir, rec)
+		arts, err := bankStreams(ctx, s.store, s.arts, s.dir, rec)
 		if err != nil {
 			if !last && noSpace(err) {
 				return nil, err // bank them once there is room: nothing discarded
@@ -171,7 +171,7 @@ func noSpace(err error) bool {
 // bankStreams banks both logs of a job directory as artifacts. A log that is
 // already banked (its file gone, its summary in the exit record) is found by
 // its hash.
-func bankStreams(store *artifacts.Store, dir string, rec *exitRecord) ([]bgcmd.Artifact, error) {
+func bankStreams(ctx context.Context, db *jobstore.Store, store *artifacts.Store, dir string, rec *exitRecord) ([]bgcmd.Artifact, error) {
 	var out []bgcmd.Artifact
 	var errs []error
 	if rec.Streams == nil {
@@ -193,6 +193,9 @@ func bankStreams(store *artifacts.Store, dir string, rec *exitRecord) ([]bgcmd.A
 			continue
 		}
 		rec.Streams[st] = &banked
+		if err := shareArtifact(ctx, db, store, banked); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", st, err))
+		}
 		out = append(out, bgcmd.Artifact{Stream: st, SHA256: banked.SHA256, Bytes: banked.Bytes,
 			Chars: banked.Chars, Lines: banked.Lines, Capped: banked.Capped})
 	}

@@ -68,7 +68,7 @@ func (r *Runner) Counters(ctx context.Context, session string) (bgcmd.Counters, 
 func (r *Runner) status(ctx context.Context, rec *jobstore.Record, markSeen bool) (*bgcmd.Status, error) {
 	j := &rec.Job
 	s := &bgcmd.Status{
-		ID: j.ID, Session: j.Session, Argv: j.Argv, Exe: j.Exe, ExeSHA256: j.ExeSHA256, Cwd: j.Cwd, State: j.State,
+		ID: j.ID, Session: j.Session, Host: j.Host, HostID: j.HostID, Argv: j.Argv, Exe: j.Exe, ExeSHA256: j.ExeSHA256, Cwd: j.Cwd, State: j.State,
 		ExitCode: j.ExitCode, Signal: j.Signal, Error: j.Error, PID: j.PID, PGID: j.PGID,
 		SupervisorPID: j.SupervisorPID, Detached: j.Detached, Labels: j.Labels,
 		CreatedAt: j.CreatedAt, StartedAt: j.StartedAt, FinishedAt: j.FinishedAt,
@@ -90,7 +90,7 @@ func (r *Runner) status(ctx context.Context, rec *jobstore.Record, markSeen bool
 		}
 		for _, a := range arts {
 			ss := bgcmd.StreamStatus{Bytes: a.Bytes, SHA256: a.SHA256, ArtifactID: a.ID, Capped: a.Capped}
-			src := r.artifactSource(a)
+			src, _ := r.artifactSource(ctx, rec, a) // no preview rather than no status
 			if a.Stream == bgcmd.Stdout {
 				s.Stdout, sources[0] = ss, src
 			} else {
@@ -101,6 +101,13 @@ func (r *Runner) status(ctx context.Context, rec *jobstore.Record, markSeen bool
 			if _, err := r.store.MarkSeen(ctx, j.ID); err != nil {
 				return nil, err
 			}
+		}
+	} else if !r.ownJob(rec) {
+		// Its live logs are on its host's disk: show what its supervisor
+		// published (a store that shares artifacts).
+		if rec.Live != nil {
+			s.Stdout.Bytes, s.Stderr.Bytes = rec.Live.StdoutBytes, rec.Live.StderrBytes
+			s.TailPreview = rec.Live.Tail
 		}
 	} else {
 		for i, st := range []bgcmd.Stream{bgcmd.Stdout, bgcmd.Stderr} {
@@ -114,7 +121,9 @@ func (r *Runner) status(ctx context.Context, rec *jobstore.Record, markSeen bool
 			}
 		}
 	}
-	s.TailPreview = preview(sources)
+	if s.TailPreview == "" {
+		s.TailPreview = preview(sources)
+	}
 	c, err := r.store.Counters(ctx, j.Session)
 	if err != nil {
 		return nil, err
@@ -163,9 +172,19 @@ func (r *Runner) liveSource(id string, st bgcmd.Stream) artifacts.Source {
 	return artifacts.Source{Path: p, IndexPath: p + ".idx"}
 }
 
-func (r *Runner) artifactSource(a bgcmd.Artifact) artifacts.Source {
-	p := r.arts.Path(a.SHA256)
-	return artifacts.Source{Path: p, IndexPath: p + ".idx", Final: true, Size: a.Bytes, HasSize: true}
+// artifactSource is a banked artifact's source on this host: one banked
+// on another host is fetched from the store first (localArtifact) and one
+// that is not there is an error saying so.
+func (r *Runner) artifactSource(ctx context.Context, rec *jobstore.Record, a bgcmd.Artifact) (artifacts.Source, error) {
+	p, err := r.localArtifact(ctx, a)
+	if err != nil && r.ownJob(rec) && errors.Is(err, os.ErrNotExist) {
+		// Banked here and gone: the reader names the missing file.
+		p, err = r.arts.Path(a.SHA256), nil
+	}
+	if err != nil {
+		return artifacts.Source{}, err
+	}
+	return artifacts.Source{Path: p, IndexPath: p + ".idx", Final: true, Size: a.Bytes, HasSize: true}, nil
 }
 
 // Await returns the job's status once it has settled, or its current status
@@ -255,6 +274,9 @@ func (r *Runner) Source(ctx context.Context, id string, stream bgcmd.Stream) (ar
 		return artifacts.Source{}, err
 	}
 	if !rec.State.Settled() {
+		if !r.ownJob(rec) {
+			return artifacts.Source{}, elsewhere(rec)
+		}
 		return r.liveSource(id, stream), nil
 	}
 	arts, err := r.store.Artifacts(ctx, id)
@@ -267,7 +289,11 @@ func (r *Runner) Source(ctx context.Context, id string, stream bgcmd.Stream) (ar
 				return artifacts.Source{}, fmt.Errorf("job %s: its %s record names a malformed sha256 %q (the store was edited by hand?): nothing is served; bgcmd verify %s reports it",
 					id, stream, a.SHA256, id)
 			}
-			return r.artifactSource(a), nil
+			src, err := r.artifactSource(ctx, rec, a)
+			if err != nil {
+				return artifacts.Source{}, fmt.Errorf("job %s: %s: %w", id, stream, err)
+			}
+			return src, nil
 		}
 	}
 	return artifacts.Source{}, fmt.Errorf("job %s settled as %s with no banked %s (%s): nothing to read", id, rec.State, stream, rec.Error)

@@ -28,6 +28,10 @@ const pipeSize = 1 << 20
 // readBufSize is the pump's read buffer.
 const readBufSize = 256 << 10
 
+// killPoll is how often a supervisor reads its job's row for a kill
+// request: the truth under the kill request file and the kill tick.
+const killPoll = time.Second
+
 // drainGrace bounds how long the pumps may keep reading after the main
 // process and its group are gone: a descendant that left the group and kept
 // the pipe open must not hold the job forever.
@@ -58,6 +62,13 @@ type supervisor struct {
 	// kick is poked by an in-process Kill, so it need not wait for the
 	// directory watch.
 	kick chan struct{}
+	// killHost and killHostID name the host the delivered kill request
+	// came from (recorded in the settle's event detail).
+	killHost, killHostID string
+	// livePublished and liveSizes are when publishLive last wrote and the
+	// log sizes it wrote.
+	livePublished time.Time
+	liveSizes     [2]int64
 	// done is closed once the job has settled (or settling failed).
 	done chan struct{}
 	// containment is how the job's descendants are kept in the job; binary
@@ -214,7 +225,14 @@ func (s *supervisor) watch(ctx context.Context, p jobProc, readers [2]*os.File, 
 		defer watch.Close()
 		requests = watch.C
 	}
-	poll := time.NewTicker(2 * time.Second) // a safety net under inotify
+	// A kill request made on another host arrives through the row: the
+	// kill tick wakes this supervisor when that host shares the store's
+	// directory (sharing the job directory's inotify instance: instances
+	// are few per user), the poll (one primary-key read) when it does not.
+	if werr == nil {
+		_ = watchKillTick(watch, s.store)
+	}
+	poll := time.NewTicker(killPoll)
 	defer poll.Stop()
 	timeout := time.NewTimer(s.job.Timeout)
 	defer timeout.Stop()
@@ -263,6 +281,7 @@ loop:
 			delivered = s.checkKill(ctx, pgid, delivered, &reason, escalate)
 		case <-poll.C:
 			delivered = s.checkKill(ctx, pgid, delivered, &reason, escalate)
+			s.publishLive(ctx)
 		}
 	}
 	// Every descendant is gone now (wait killed the holders of the pipes),
@@ -281,7 +300,12 @@ loop:
 	for st, c := range streams {
 		h.capped[st], h.written[st] = c.Summary().Capped, c.Written()
 	}
-	return classify(h)
+	out := classify(h)
+	if out.state == bgcmd.StateKilled && s.killHostID != "" {
+		out.detail["kill_host"] = s.killHost
+		out.detail["kill_host_id"] = s.killHostID
+	}
+	return out
 }
 
 // checkKill reads the job's kill request and delivers a signal not yet
@@ -304,6 +328,7 @@ func (s *supervisor) checkKill(ctx context.Context, pgid int, delivered string, 
 	if *reason == "" {
 		*reason = bgcmd.StateKilled
 	}
+	s.killHost, s.killHostID = rec.KillHost, rec.KillHostID
 	_ = signalGroup(pgid, sig)
 	if sig != syscall.SIGKILL {
 		escalate()

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/bgcmd/bgcmd/internal/hostid"
 	"github.com/bgcmd/bgcmd/internal/jobstore"
 	"github.com/bgcmd/bgcmd/policy"
 	"github.com/bgcmd/bgcmd/runner"
@@ -52,7 +53,13 @@ func (g *globals) openApp(ctx context.Context, skipReconcile bool) (*app, error)
 func (g *globals) open(ctx context.Context, home string, pol *policy.Policy, skipReconcile bool) (*app, error) {
 	a := &app{home: home, session: g.sessionName()}
 	var err error
-	if a.store, err = jobstore.Open(ctx, g.storeOptions(home, false)); err != nil {
+	id, err := hostid.Load(home)
+	if err != nil {
+		return nil, err
+	}
+	opts := g.storeOptions(home, false)
+	opts.Host, opts.HostID = id.Name, id.ID
+	if a.store, err = jobstore.Open(ctx, opts); err != nil {
 		return nil, err
 	}
 	bin, err := os.Executable()

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -11,6 +13,7 @@ import (
 
 func newKillCmd(g *globals) *cobra.Command {
 	var signal string
+	var wait bool
 	cmd := &cobra.Command{
 		Use:   "kill ID [--signal NAME]",
 		Short: "Signal a job's whole process group; it settles as killed",
@@ -18,6 +21,10 @@ func newKillCmd(g *globals) *cobra.Command {
 whole process group, escalating to SIGKILL after the policy's kill_grace.
 The job settles as killed and its output is kept. kill waits for the
 settle (up to the grace period plus a margin) and prints the status.
+A job that runs on another host sharing the store cannot be signalled from
+here: the request is recorded in the store, that host's supervisor stops
+the job (within a second), and kill returns at once saying so; --wait
+waits for the settle.
 Killing a job that has already settled changes nothing and exits 0.`,
 		Example: `  bgcmd kill 0190c3a2-…
   bgcmd kill --signal INT 0190c3a2-…`,
@@ -42,9 +49,26 @@ Killing a job that has already settled changes nothing and exits 0.`,
 				return jobErr(id, err)
 			}
 			s := before
+			remote := before.HostID != "" && before.HostID != a.runner.HostID()
 			if !before.Settled() {
-				if s, err = a.runner.Kill(cmd.Context(), id, sig); err != nil {
+				if remote {
+					s, err = a.runner.RequestKill(cmd.Context(), id, sig)
+				} else {
+					s, err = a.runner.Kill(cmd.Context(), id, sig)
+				}
+				if err != nil {
 					return jobErr(id, err)
+				}
+				if wait && !s.Settled() {
+					ctx, stop := interruptible(cmd.Context())
+					s, err = a.runner.Await(ctx, id, forever)
+					stop()
+					if errors.Is(err, context.Canceled) && cmd.Context().Err() == nil {
+						return interrupted(id)
+					}
+					if err != nil {
+						return jobErr(id, err)
+					}
 				}
 				if s, err = a.readSettled(cmd.Context(), s); err != nil {
 					return jobErr(id, err)
@@ -59,6 +83,9 @@ Killing a job that has already settled changes nothing and exits 0.`,
 			switch {
 			case before.Settled():
 				_, err = fmt.Fprintf(out, "%s had already settled: %s\n", id, sty.paint(state.sgr, state.text))
+			case remote && !s.Settled():
+				_, err = fmt.Fprintf(out, "%s: kill requested (%s); job runs on host %s (%s), its supervisor stops it (bgcmd wait %s)\n",
+					id, name, s.Host, s.HostID, id)
 			case s.Settled():
 				_, err = fmt.Fprintf(out, "%s %s (%s)\n", id, sty.paint(state.sgr, state.text), killHow(s, name))
 			default:
@@ -68,6 +95,7 @@ Killing a job that has already settled changes nothing and exits 0.`,
 		},
 	}
 	cmd.Flags().StringVar(&signal, "signal", "SIGTERM", "signal name or number (TERM, SIGINT, KILL, 9, …)")
+	cmd.Flags().BoolVar(&wait, "wait", false, "wait until the job has settled (however long the grace period or the other host takes)")
 	return cmd
 }
 

@@ -36,6 +36,7 @@ func newListCmd(g *globals) *cobra.Command {
 		unread      bool
 		limit       int
 		before      string
+		host        string
 	)
 	cmd := &cobra.Command{
 		Use:   "list",
@@ -44,7 +45,9 @@ func newListCmd(g *globals) *cobra.Command {
 else $BGCMD_SESSION, else "default", as for every command), or every
 session's with --all-sessions. Filters combine: --state (repeat or
 comma-separate), --since (an RFC 3339 time or a duration ago, e.g. 2h) and
---unread (settled jobs nobody has read, marked * in the table).
+--unread (settled jobs nobody has read, marked * in the table) and --host
+(one host's jobs, by its host id or its hostname, when several hosts share
+the store; a HOST column appears when the page holds another host's job).
 
 Pages are keyset pages: the next page starts --before the last id shown
 (printed on stderr when there is more). With --json each job is one line
@@ -53,7 +56,7 @@ when more jobs match, one last line {"next_before": ID} (it has no "id"):
 pass ID as --before to get the next page.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p := jobstore.ListParams{Session: g.sessionName(), Unread: unread, Limit: limit, Before: before}
+			p := jobstore.ListParams{Session: g.sessionName(), Unread: unread, Limit: limit, Before: before, Host: host}
 			if allSessions {
 				if g.session != "" {
 					return &usageError{errors.New("--all-sessions and --session: choose one")}
@@ -107,7 +110,7 @@ pass ID as --before to get the next page.`,
 				}
 				return nil
 			}
-			if err := listTable(res.Jobs, pos, now).write(out, styleFor(out), termWidth(out)); err != nil {
+			if err := listTable(res.Jobs, pos, now, st.HostID()).write(out, styleFor(out), termWidth(out)); err != nil {
 				return err
 			}
 			if res.NextBefore != "" {
@@ -127,6 +130,7 @@ pass ID as --before to get the next page.`,
 	f.BoolVar(&unread, "unread", false, "keep settled jobs not yet read")
 	f.IntVar(&limit, "limit", 50, fmt.Sprintf("page size (1..%d)", jobstore.MaxListLimit))
 	f.StringVar(&before, "before", "", "keyset cursor: list jobs older than this id")
+	f.StringVar(&host, "host", "", "keep one host's jobs: its host id or its hostname")
 	return cmd
 }
 
@@ -139,9 +143,14 @@ func jobCommand(j bgcmd.Job) string {
 	return commandLine(j.Argv)
 }
 
-// listTable lays the jobs out for people.
-func listTable(jobs []*jobstore.Record, pos map[string]int, now time.Time) *table {
+// listTable lays the jobs out for people. A HOST column appears when a job
+// of another host than self (a host id) is listed.
+func listTable(jobs []*jobstore.Record, pos map[string]int, now time.Time, self string) *table {
+	hosts := hostLabels(jobs, self)
 	t := &table{header: []string{"ID", "SESSION", "STATE", "DURATION", "CREATED", "COMMAND"}}
+	if hosts != nil {
+		t.header = []string{"ID", "SESSION", "HOST", "STATE", "DURATION", "CREATED", "COMMAND"}
+	}
 	for _, j := range jobs {
 		state := stateText(j.State, j.ExitCode, j.Signal)
 		if j.State.Settled() && j.SeenAt == nil {
@@ -157,10 +166,44 @@ func listTable(jobs []*jobstore.Record, pos map[string]int, now time.Time) *tabl
 		if j.StartedAt != nil {
 			dur = fmtDuration(j.Duration(now))
 		}
-		t.add(cell{text: j.ID}, cell{text: j.Session}, state, cell{text: dur},
-			cell{text: fmtAgo(j.CreatedAt, now)}, cell{text: jobCommand(j.Job)})
+		cells := []cell{{text: j.ID}, {text: j.Session}}
+		if hosts != nil {
+			cells = append(cells, cell{text: hosts[j.ID]})
+		}
+		cells = append(cells, state, cell{text: dur}, cell{text: fmtAgo(j.CreatedAt, now)}, cell{text: jobCommand(j.Job)})
+		t.add(cells...)
 	}
 	return t
+}
+
+// hostLabels names each job's host for the HOST column, or returns nil
+// when every job is self's. A hostname that two host ids share in the
+// page gets the first 8 characters of the id after it.
+func hostLabels(jobs []*jobstore.Record, self string) map[string]string {
+	ids := map[string]map[string]bool{}
+	other := false
+	for _, j := range jobs {
+		if ids[j.Host] == nil {
+			ids[j.Host] = map[string]bool{}
+		}
+		ids[j.Host][j.HostID] = true
+		other = other || j.HostID != self
+	}
+	if !other {
+		return nil
+	}
+	out := make(map[string]string, len(jobs))
+	for _, j := range jobs {
+		label := j.Host
+		if len(ids[j.Host]) > 1 && len(j.HostID) >= 8 {
+			label += "#" + j.HostID[:8]
+		}
+		if j.HostID == self {
+			label += " (here)"
+		}
+		out[j.ID] = label
+	}
+	return out
 }
 
 // parseSince accepts an RFC 3339 time or a duration meaning "that long ago".

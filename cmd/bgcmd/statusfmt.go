@@ -65,6 +65,9 @@ func writeStatus(w io.Writer, st style, s *bgcmd.Status, now time.Time) error {
 		row("exe", s.Exe)
 	}
 	row("cwd", s.Cwd)
+	if s.HostID != "" {
+		row("host", fmt.Sprintf("%s (host id %s)", s.Host, s.HostID))
+	}
 	row("session", fmt.Sprintf("%s (%d running, %d queued, %d finished unread)", s.Session, s.Counters.Running, s.Counters.Queued, s.Counters.Finished))
 	if s.Group != "" {
 		row("group", s.Group)

@@ -8,6 +8,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+
+	"github.com/bgcmd/bgcmd/migrations"
 )
 
 // ChainBackfillVersion is the goose version of the Go migration that chains
@@ -38,3 +41,20 @@ func OpenRawPostgres(ctx context.Context, dsn string) (*sql.DB, error) {
 
 // WriterLockKey is the advisory lock PostgreSQL write transactions take.
 const WriterLockKey = writerLockKey
+
+// MigrateDownTo migrates the database at path down to version, as a store
+// last opened by an older bgcmd has it.
+func MigrateDownTo(ctx context.Context, path string, version int64) error {
+	db, err := openDB(path, DefaultBusyTimeout, false, false, 1)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	p, err := goose.NewProvider(goose.DialectSQLite3, db.DB, migrations.FS,
+		goose.WithDisableGlobalRegistry(true), goose.WithGoMigrations(goMigrations()...))
+	if err != nil {
+		return err
+	}
+	_, err = p.DownTo(ctx, version)
+	return err
+}

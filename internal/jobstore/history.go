@@ -27,6 +27,9 @@ type ListParams struct {
 	Exe string
 	// Unread keeps settled jobs not yet read.
 	Unread bool
+	// Host keeps the jobs of one host, named by its host id or its
+	// hostname (every host with that hostname).
+	Host string
 	// Limit is the page size: 0 means 50; above MaxListLimit is an error.
 	Limit int
 	// Before is the keyset cursor: the NextBefore of the previous page.

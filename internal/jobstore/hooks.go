@@ -108,7 +108,7 @@ func (s *Store) UnclaimedSettleHooks(ctx context.Context) ([]string, error) {
 	var ids []string
 	err := s.r.SelectContext(ctx, &ids, `SELECT h.job_id FROM hook_runs h INDEXED BY hook_runs_unclaimed
 		JOIN jobs j ON j.id = h.job_id
-		WHERE h.claimed_at IS NULL AND j.state NOT IN ('running', 'queued') AND j.host = ? ORDER BY h.job_id`, s.host)
+		WHERE h.claimed_at IS NULL AND j.state NOT IN ('running', 'queued') AND j.host_id = ? ORDER BY h.job_id`, s.hostID)
 	if err != nil {
 		return nil, fmt.Errorf("list unclaimed settle hooks: %w", err)
 	}

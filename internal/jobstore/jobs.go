@@ -35,7 +35,7 @@ func (s *Store) create(ctx context.Context, j *bgcmd.Job, state bgcmd.State, lim
 	if j.Session == "" {
 		j.Session = "default"
 	}
-	j.Host = s.host
+	j.Host, j.HostID = s.host, s.hostID
 	j.State = state
 	j.CreatedAt = s.now().UTC()
 	envNames := j.EnvNames
@@ -64,13 +64,13 @@ func (s *Store) create(ctx context.Context, j *bgcmd.Job, state bgcmd.State, lim
 				return err
 			}
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO jobs (id, session, host, argv, exe,
+		_, err := tx.ExecContext(ctx, `INSERT INTO jobs (id, session, host, host_id, argv, exe,
 			cwd, env_replaced, env_names, timeout_ms, kill_grace_ms, max_output_bytes,
 			labels, state, supervisor_pid, supervisor_start, boot_id, detached, created_at,
 			queue_group, after_ids, session_max, group_max, rerun_of, priority, exe_sha256,
 			memory_max_bytes, pids_max)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, ?)`,
-			j.ID, j.Session, j.Host, mustJSON(j.Argv), j.Exe, j.Cwd, j.EnvReplaced,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, ?)`,
+			j.ID, j.Session, j.Host, j.HostID, mustJSON(j.Argv), j.Exe, j.Cwd, j.EnvReplaced,
 			mustJSON(envNames), j.Timeout.Milliseconds(), j.KillGrace.Milliseconds(),
 			j.MaxOutputBytes, mustJSON(labels), j.State, j.SupervisorPID,
 			j.SupervisorStart, j.BootID, j.Detached, fmtTime(j.CreatedAt),
@@ -181,14 +181,16 @@ func (zeroRows) RowsAffected() (int64, error) { return 0, nil }
 
 // RequestKill records a kill request on a running job and returns the job as
 // it is now. The latest request's signal is kept (a SIGKILL after a SIGTERM
-// escalates); the time of the first request is kept. A settled job is returned unchanged,
+// escalates); the time of the first request is kept, and this store's
+// host as the latest request's origin. A settled job is returned unchanged,
 // without error.
 func (s *Store) RequestKill(ctx context.Context, id, signal string) (*Record, error) {
 	var rec *Record
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE jobs SET kill_signal = ?,
-			kill_requested_at = COALESCE(kill_requested_at, ?) WHERE id = ? AND state = 'running'`,
-			signal, fmtTime(s.now()), id)
+			kill_requested_at = COALESCE(kill_requested_at, ?), kill_host = ?, kill_host_id = ?
+			WHERE id = ? AND state = 'running'`,
+			signal, fmtTime(s.now()), s.host, s.hostID, id)
 		if err != nil {
 			return err
 		}
@@ -222,33 +224,6 @@ func (s *Store) MarkSeen(ctx context.Context, id string) (bool, error) {
 		return false, fmt.Errorf("mark job seen: %w", err)
 	}
 	return n == 1, nil
-}
-
-// Counters returns the session's running jobs, its finished (settled,
-// unread) jobs and its queued jobs. All are partial-index lookups.
-func (s *Store) Counters(ctx context.Context, session string) (bgcmd.Counters, error) {
-	var c bgcmd.Counters
-	err := s.r.QueryRowxContext(ctx, `SELECT
-		(SELECT COUNT(*) FROM jobs INDEXED BY jobs_running WHERE host = ? AND session = ? AND state = 'running'),
-		(SELECT COUNT(*) FROM jobs INDEXED BY jobs_unread WHERE session = ? AND state NOT IN ('running', 'queued') AND seen_at IS NULL),
-		(SELECT COUNT(*) FROM jobs INDEXED BY jobs_queued WHERE host = ? AND session = ? AND state = 'queued')`,
-		s.host, session, session, s.host, session).Scan(&c.Running, &c.Finished, &c.Queued)
-	if err != nil {
-		return c, fmt.Errorf("counters: %w", err)
-	}
-	return c, nil
-}
-
-// RunningOnHost returns every running job of this store's host, oldest
-// first: the jobs reconcile looks at.
-func (s *Store) RunningOnHost(ctx context.Context) ([]*Record, error) {
-	var rows []jobRow
-	err := s.r.SelectContext(ctx, &rows, `SELECT `+jobColumns+` FROM jobs INDEXED BY jobs_running
-		WHERE host = ? AND state = 'running' ORDER BY id`, s.host)
-	if err != nil {
-		return nil, fmt.Errorf("list running jobs: %w", err)
-	}
-	return records(rows)
 }
 
 func records(rows []jobRow) ([]*Record, error) {

@@ -20,6 +20,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"github.com/bgcmd/bgcmd/internal/flock"
+	"github.com/bgcmd/bgcmd/internal/hostid"
 	"github.com/bgcmd/bgcmd/migrations"
 )
 
@@ -37,8 +38,19 @@ type Options struct {
 	// PostgreSQL backend on that database (see open_postgres.go); empty
 	// keeps SQLite at Path. It may hold a password: it is never printed.
 	DSN string
-	// Host names this machine in job rows; default os.Hostname().
+	// Host names this machine in job rows, for people; default
+	// os.Hostname().
 	Host string
+	// HostID is the stable id of this host's bgcmd home, the key of every
+	// per-host query (reconcile, the queue, hooks). Default: the id kept in
+	// the file "host" beside the database (created once; see
+	// internal/hostid), which for a SQLite store in its home is the home's
+	// id. A store opened elsewhere than in its home must be given it.
+	HostID string
+	// ShareArtifacts keeps banked output in the store too (artifact_blobs,
+	// artifact_chunks) so every host sharing the store can read it; off by
+	// default: a store used by one host needs only the files.
+	ShareArtifacts bool
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 	// BusyTimeout; default DefaultBusyTimeout.
@@ -52,11 +64,14 @@ type Options struct {
 
 // Store is an open bgcmd database. It is safe for concurrent use.
 type Store struct {
-	w, r     *sqlx.DB
-	path     string
-	host     string
-	now      func() time.Time
-	readOnly bool
+	w, r   *sqlx.DB
+	path   string
+	host   string
+	hostID string
+	// shareArtifacts: banked output goes into the store too.
+	shareArtifacts bool
+	now            func() time.Time
+	readOnly       bool
 	// d is what differs between SQLite and PostgreSQL.
 	d dialect
 	// dsn is the PostgreSQL DSN ("" on SQLite).
@@ -102,7 +117,8 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", opts.Path, err)
 	}
-	s := &Store{path: path, host: opts.Host, now: opts.Now, readOnly: opts.ReadOnly}
+	s := &Store{path: path, host: opts.Host, hostID: opts.HostID, shareArtifacts: opts.ShareArtifacts,
+		now: opts.Now, readOnly: opts.ReadOnly}
 	if _, err := SecureDir(filepath.Dir(path)); err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
@@ -132,8 +148,19 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if err := privateFiles(path); err != nil {
 		return nil, err
 	}
+	if s.hostID == "" {
+		id, err := hostid.Load(filepath.Dir(path))
+		if err != nil {
+			return nil, fmt.Errorf("open store %s: %w", path, err)
+		}
+		s.hostID = id.ID
+	}
 	if err := s.openWriter(ctx, opts.BusyTimeout); err != nil {
 		return nil, err
+	}
+	if err := s.adoptLegacyRows(ctx); err != nil {
+		s.w.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	if s.r, err = openDB(path, opts.BusyTimeout, true, false, opts.ReadConns); err != nil {
 		s.w.Close()

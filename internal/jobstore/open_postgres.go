@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/bgcmd/bgcmd/internal/hostid"
 	"io/fs"
 	"net/url"
 	"path/filepath"
@@ -39,11 +40,21 @@ func openPostgres(ctx context.Context, opts Options) (*Store, error) {
 	// A write waits for the store's write lock at most BusyTimeout, as
 	// SQLite's busy timeout bounds the wait for its write lock.
 	cfg.RuntimeParams["lock_timeout"] = strconv.FormatInt(max(opts.BusyTimeout.Milliseconds(), 1), 10)
-	s := &Store{host: opts.Host, now: opts.Now, readOnly: opts.ReadOnly, d: postgresDialect, dsn: opts.DSN}
+	// A store shared by hosts keeps banked output in the database too, so
+	// any of them reads any job's output.
+	s := &Store{host: opts.Host, hostID: opts.HostID, shareArtifacts: true,
+		now: opts.Now, readOnly: opts.ReadOnly, d: postgresDialect, dsn: opts.DSN}
 	if opts.Path != "" {
 		if s.path, err = filepath.Abs(opts.Path); err != nil {
 			return nil, fmt.Errorf("open store %s: %w", opts.Path, err)
 		}
+	}
+	if s.hostID == "" && s.path != "" && !opts.ReadOnly {
+		id, err := hostid.Load(filepath.Dir(s.path))
+		if err != nil {
+			return nil, fmt.Errorf("open store %s: %w", name, err)
+		}
+		s.hostID = id.ID
 	}
 	open := func(conns int) *sqlx.DB {
 		db := sqlx.NewDb(sql.OpenDB(pgConnector{stdlib.GetConnector(*cfg)}), "pgx")
@@ -78,6 +89,11 @@ func openPostgres(ctx context.Context, opts Options) (*Store, error) {
 		s.r.Close()
 		s.w.Close()
 		return nil, err
+	}
+	if err := s.adoptLegacyRows(ctx); err != nil {
+		s.r.Close()
+		s.w.Close()
+		return nil, fmt.Errorf("open store %s: %w", name, err)
 	}
 	return s, nil
 }

@@ -120,7 +120,7 @@ func (s *Store) Dispatch(ctx context.Context, holderAlive func(*Record) bool) (*
 func (s *Store) dispatchTx(ctx context.Context, tx *sqlx.Tx, holderAlive func(*Record) bool, res *DispatchResult) error {
 	var rows []jobRow
 	if err := tx.SelectContext(ctx, &rows, `SELECT `+jobColumns+` FROM jobs INDEXED BY jobs_queued
-		WHERE host = ? AND state = 'queued' ORDER BY priority DESC, id`, s.host); err != nil {
+		WHERE host_id = ? AND state = 'queued' ORDER BY priority DESC, id`, s.hostID); err != nil {
 		return err
 	}
 	queued, err := records(rows)
@@ -133,11 +133,11 @@ func (s *Store) dispatchTx(ctx context.Context, tx *sqlx.Tx, holderAlive func(*R
 	}
 	var bySession, byGroup []count
 	if err := tx.SelectContext(ctx, &bySession, `SELECT session AS k, COUNT(*) AS n FROM jobs
-		INDEXED BY jobs_running WHERE host = ? AND state = 'running' GROUP BY session`, s.host); err != nil {
+		INDEXED BY jobs_running WHERE host_id = ? AND state = 'running' GROUP BY session`, s.hostID); err != nil {
 		return err
 	}
 	if err := tx.SelectContext(ctx, &byGroup, `SELECT queue_group AS k, COUNT(*) AS n FROM jobs
-		INDEXED BY jobs_group_running WHERE host = ? AND state = 'running' GROUP BY queue_group`, s.host); err != nil {
+		INDEXED BY jobs_group_running WHERE host_id = ? AND state = 'running' GROUP BY queue_group`, s.hostID); err != nil {
 		return err
 	}
 	sessions, groups := map[string]int{}, map[string]int{}
@@ -314,7 +314,7 @@ func (s *Store) SettleQueued(ctx context.Context, id string, to bgcmd.State, msg
 func (s *Store) HasQueued(ctx context.Context) (bool, error) {
 	var n bool
 	if err := s.r.GetContext(ctx, &n, `SELECT EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_queued
-		WHERE host = ? AND state = 'queued')`, s.host); err != nil {
+		WHERE host_id = ? AND state = 'queued')`, s.hostID); err != nil {
 		return false, fmt.Errorf("queued jobs: %w", err)
 	}
 	return n, nil
@@ -324,7 +324,7 @@ func (s *Store) HasQueued(ctx context.Context) (bool, error) {
 func (s *Store) QueuedOnHost(ctx context.Context) ([]*Record, error) {
 	var rows []jobRow
 	err := s.r.SelectContext(ctx, &rows, `SELECT `+jobColumns+` FROM jobs INDEXED BY jobs_queued
-		WHERE host = ? AND state = 'queued' ORDER BY id`, s.host)
+		WHERE host_id = ? AND state = 'queued' ORDER BY id`, s.hostID)
 	if err != nil {
 		return nil, fmt.Errorf("list queued jobs: %w", err)
 	}
@@ -340,7 +340,7 @@ func (s *Store) QueuePositions(ctx context.Context) (map[string]int, error) {
 		Pos int    `db:"pos"`
 	}
 	err := s.r.SelectContext(ctx, &rows, `SELECT id, ROW_NUMBER() OVER (PARTITION BY queue_group ORDER BY priority DESC, id) AS pos
-		FROM jobs INDEXED BY jobs_queued WHERE host = ? AND state = 'queued'`, s.host)
+		FROM jobs INDEXED BY jobs_queued WHERE host_id = ? AND state = 'queued'`, s.hostID)
 	if err != nil {
 		return nil, fmt.Errorf("queue positions: %w", err)
 	}

@@ -11,10 +11,10 @@ import (
 )
 
 // jobColumns is the column list every job query selects, in jobRow order.
-const jobColumns = `id, session, host, argv, exe, cwd, env_replaced, env_names,
+const jobColumns = `id, session, host, host_id, argv, exe, cwd, env_replaced, env_names,
 	timeout_ms, kill_grace_ms, max_output_bytes, labels, state, exit_code, signal,
 	error, pid, pgid, pid_start, supervisor_pid, supervisor_start, boot_id,
-	detached, kill_signal, kill_requested_at, created_at, started_at,
+	detached, kill_signal, kill_requested_at, kill_host, kill_host_id, live_tail, live_stdout_bytes, live_stderr_bytes, live_at, created_at, started_at,
 	finished_at, seen_at, cpu_user_ms, cpu_system_ms, max_rss_kib, queue_group,
 	after_ids, session_max, group_max, rerun_of, priority, COALESCE(exe_sha256, '') AS exe_sha256,
 	memory_max_bytes, pids_max`
@@ -24,6 +24,7 @@ type jobRow struct {
 	ID              string         `db:"id"`
 	Session         string         `db:"session"`
 	Host            string         `db:"host"`
+	HostID          string         `db:"host_id"`
 	Argv            string         `db:"argv"`
 	Exe             string         `db:"exe"`
 	Cwd             string         `db:"cwd"`
@@ -46,6 +47,12 @@ type jobRow struct {
 	Detached        bool           `db:"detached"`
 	KillSignal      string         `db:"kill_signal"`
 	KillRequestedAt sql.NullString `db:"kill_requested_at"`
+	KillHost        string         `db:"kill_host"`
+	KillHostID      string         `db:"kill_host_id"`
+	LiveTail        string         `db:"live_tail"`
+	LiveStdoutBytes int64          `db:"live_stdout_bytes"`
+	LiveStderrBytes int64          `db:"live_stderr_bytes"`
+	LiveAt          sql.NullString `db:"live_at"`
 	CreatedAt       string         `db:"created_at"`
 	StartedAt       sql.NullString `db:"started_at"`
 	FinishedAt      sql.NullString `db:"finished_at"`
@@ -72,13 +79,20 @@ type Record struct {
 	KillSignal string
 	// KillRequestedAt is when the first kill request was recorded.
 	KillRequestedAt *time.Time
+	// KillHost and KillHostID name the host the latest kill request was
+	// made on (hostname and host id; "" before any).
+	KillHost, KillHostID string
+	// Live is what the supervisor of a running job last published for
+	// other hosts (nil when it never did: a store that does not share
+	// artifacts, or no output yet).
+	Live *LiveOutput
 	// Limits are the max_running limits recorded when the job was queued.
 	Limits QueueLimits
 }
 
 func (r *jobRow) record() (*Record, error) {
 	rec := &Record{Job: bgcmd.Job{
-		ID: r.ID, Session: r.Session, Host: r.Host, Exe: r.Exe, Cwd: r.Cwd, ExeSHA256: r.ExeSHA256,
+		ID: r.ID, Session: r.Session, Host: r.Host, HostID: r.HostID, Exe: r.Exe, Cwd: r.Cwd, ExeSHA256: r.ExeSHA256,
 		EnvReplaced:    r.EnvReplaced,
 		Timeout:        time.Duration(r.TimeoutMS) * time.Millisecond,
 		KillGrace:      time.Duration(r.KillGraceMS) * time.Millisecond,
@@ -89,7 +103,7 @@ func (r *jobRow) record() (*Record, error) {
 		SupervisorPID: r.SupervisorPID, SupervisorStart: r.SupervisorStart,
 		BootID: r.BootID, Detached: r.Detached,
 		Group: r.QueueGroup, RerunOf: r.RerunOf.String, Priority: r.Priority,
-	}, KillSignal: r.KillSignal, Limits: QueueLimits{Session: r.SessionMax, Group: r.GroupMax}}
+	}, KillSignal: r.KillSignal, KillHost: r.KillHost, KillHostID: r.KillHostID, Live: r.live(), Limits: QueueLimits{Session: r.SessionMax, Group: r.GroupMax}}
 	if err := json.Unmarshal([]byte(r.AfterIDs), &rec.After); err != nil {
 		return nil, fmt.Errorf("job %s: decode after_ids: %w", r.ID, err)
 	}

@@ -8,12 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pressly/goose/v3"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/internal/jobstore"
-	"github.com/bgcmd/bgcmd/migrations"
 )
 
 // chainFixture is a store with three settled jobs (one with banked
@@ -254,15 +252,10 @@ func testChainVerifiesFromARecordedHeadAfterMoreJobs(t *testing.T) {
 func TestChainMigrationChainsRowsRecordedBeforeIt(t *testing.T) {
 	t.Parallel()
 	f := newChainFixture(t)
+	// Undo the chain, as a store from before the migration has it, and
+	// migrate again.
+	require.NoError(t, jobstore.MigrateDownTo(context.Background(), f.path, jobstore.ChainBackfillVersion-1))
 	db := openRaw(t, f.path)
-	// Roll the schema back to before the migration (the later migrations
-	// undone by their Down, the Go migration's version forgotten), undo the
-	// chain, as a store from before the migration has it, and migrate again.
-	p, err := goose.NewProvider(goose.DialectSQLite3, db, migrations.FS,
-		goose.WithDisableGlobalRegistry(true), goose.WithGoMigrations(jobstore.GoMigrations()...))
-	require.NoError(t, err)
-	_, err = p.DownTo(context.Background(), jobstore.ChainBackfillVersion-1)
-	require.NoError(t, err)
 	for _, q := range []string{
 		`UPDATE job_events SET chain_seq = NULL, prev_hash = NULL, hash = NULL`,
 		`UPDATE refusals SET chain_seq = NULL, prev_hash = NULL, hash = NULL`,

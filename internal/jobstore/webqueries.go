@@ -79,6 +79,10 @@ func listWhere(p ListParams) ([]string, []any, error) {
 	if p.Unread {
 		where = append(where, "state NOT IN ('running', 'queued') AND seen_at IS NULL")
 	}
+	if p.Host != "" {
+		where = append(where, "(host_id = ? OR host = ?)")
+		args = append(args, p.Host, p.Host)
+	}
 	if p.Before != "" {
 		where = append(where, "id < ?")
 		args = append(args, p.Before)

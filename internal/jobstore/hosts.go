@@ -1,0 +1,115 @@
+package jobstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/bgcmd/bgcmd"
+)
+
+// This file holds the statements about several hosts sharing one store.
+// Each host is named in job rows twice: host (the hostname, for people)
+// and host_id (the stable id of its bgcmd home, see internal/hostid), the
+// key of every per-host query. The statements are portable SQL.
+
+// HostID is the stable id of the host this store writes into job rows and
+// reconciles ("" for a read-only store).
+func (s *Store) HostID() string { return s.hostID }
+
+// SharesArtifacts reports whether banked output is also kept in the store
+// (artifact_blobs, artifact_chunks), so hosts sharing it read each other's
+// output.
+func (s *Store) SharesArtifacts() bool { return s.shareArtifacts }
+
+// Counters returns the session's running jobs, its finished (settled,
+// unread) jobs and its queued jobs, on every host sharing the store: a
+// session may span hosts, and its counters are the session's, not the
+// machine's. All are partial-index lookups.
+func (s *Store) Counters(ctx context.Context, session string) (bgcmd.Counters, error) {
+	var c bgcmd.Counters
+	err := s.r.QueryRowxContext(ctx, `SELECT
+		(SELECT COUNT(*) FROM jobs WHERE session = ? AND state = 'running'),
+		(SELECT COUNT(*) FROM jobs WHERE session = ? AND state NOT IN ('running', 'queued') AND seen_at IS NULL),
+		(SELECT COUNT(*) FROM jobs WHERE session = ? AND state = 'queued')`,
+		session, session, session).Scan(&c.Running, &c.Finished, &c.Queued)
+	if err != nil {
+		return c, fmt.Errorf("counters: %w", err)
+	}
+	return c, nil
+}
+
+// RunningOnHost returns every running job of this store's host (by host
+// id), oldest first: the jobs reconcile looks at. Another host's jobs are
+// never among them, whatever its hostname.
+func (s *Store) RunningOnHost(ctx context.Context) ([]*Record, error) {
+	var rows []jobRow
+	err := s.r.SelectContext(ctx, &rows, `SELECT `+jobColumns+` FROM jobs
+		WHERE host_id = ? AND state = 'running' ORDER BY id`, s.hostID)
+	if err != nil {
+		return nil, fmt.Errorf("list running jobs: %w", err)
+	}
+	return records(rows)
+}
+
+// adoptLegacyRows gives the rows written before host ids existed (host_id
+// ”) and recorded under this store's hostname this store's host id, so
+// reconcile and the queue find them. One partial-index read when there is
+// nothing to adopt, the common case.
+func (s *Store) adoptLegacyRows(ctx context.Context) error {
+	var n int
+	if err := s.w.GetContext(ctx, &n, `SELECT COUNT(*) FROM (SELECT 1 FROM jobs
+		WHERE host_id = '' AND host = ? LIMIT 1) AS legacy`, s.host); err != nil {
+		return fmt.Errorf("adopt jobs recorded before host ids: %w", err)
+	}
+	if n == 0 {
+		return nil
+	}
+	if _, err := s.w.ExecContext(ctx, `UPDATE jobs SET host_id = ? WHERE host_id = '' AND host = ?`,
+		s.hostID, s.host); err != nil {
+		return fmt.Errorf("adopt jobs recorded before host ids: %w", describeWriteError(err))
+	}
+	return nil
+}
+
+// LiveOutput is a running job's output as its supervisor last published
+// it for the other hosts of the store: its live logs are on its host's
+// disk only.
+type LiveOutput struct {
+	// Tail is the status's tail preview (at most bgcmd.MaxPreviewChars).
+	Tail string
+	// StdoutBytes and StderrBytes are the bytes written so far.
+	StdoutBytes, StderrBytes int64
+	// At is when it was published.
+	At time.Time
+}
+
+// live is the row's published live output, nil when there is none.
+func (r *jobRow) live() *LiveOutput {
+	if !r.LiveAt.Valid {
+		return nil
+	}
+	at, err := parseTime(r.LiveAt.String)
+	if err != nil {
+		return nil
+	}
+	return &LiveOutput{Tail: r.LiveTail, StdoutBytes: r.LiveStdoutBytes, StderrBytes: r.LiveStderrBytes, At: at}
+}
+
+// PublishLive records a running job's tail preview and output sizes for
+// the other hosts sharing the store. It is not a transition (no event); a
+// job that has settled meanwhile is left alone, without error.
+func (s *Store) PublishLive(ctx context.Context, id string, live LiveOutput) error {
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE jobs SET live_tail = ?, live_stdout_bytes = ?,
+			live_stderr_bytes = ?, live_at = ? WHERE id = ? AND state = 'running'`,
+			live.Tail, live.StdoutBytes, live.StderrBytes, fmtTime(s.now()), id)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("publish live output of job %s: %w", id, err)
+	}
+	return nil
+}
