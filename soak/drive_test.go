@@ -246,9 +246,10 @@ func (s *soaker) jobDirs() (stray, settled []string) {
 }
 
 // findByTag returns the id of the job whose last argument is tag ("" when
-// there is none).
+// there is none). argv is a JSON array: its text ends with the last
+// argument's string (the tags need no escaping), on either backend.
 func (s *soaker) findByTag(ctx context.Context, tag string) (string, error) {
-	rows, err := queryStrings(ctx, s.ro, fmt.Sprintf(`SELECT id FROM jobs WHERE json_extract(argv, '$[#-1]') = '%s'`, tag))
+	rows, err := queryStrings(ctx, s.ro, fmt.Sprintf(`SELECT id FROM jobs WHERE argv LIKE '%%"%s"]'`, tag))
 	if err != nil || len(rows) == 0 {
 		return "", err
 	}

@@ -84,6 +84,8 @@ type home struct {
 	bin  string
 	dir  string
 	root string
+	// db is the PostgreSQL DSN the home's store is on ("" = its SQLite file).
+	db string
 }
 
 // newHome makes a home under dir (a fresh temporary directory when "")
@@ -149,7 +151,11 @@ func (h *home) environ() []string {
 			env = append(env, kv)
 		}
 	}
-	return append(env, "BGCMD_HOME="+h.dir, "NO_COLOR=1")
+	env = append(env, "BGCMD_HOME="+h.dir, "NO_COLOR=1")
+	if h.db != "" {
+		env = append(env, "BGCMD_DB="+h.db)
+	}
+	return env
 }
 
 // command prepares `bgcmd args…` in the sandbox root.
@@ -215,7 +221,7 @@ func (h *home) mustRun(want int, args ...string) cliResult {
 // openRO opens the home's database read-only, as audit tooling would.
 func (h *home) openRO() *jobstore.Store {
 	h.t.Helper()
-	st, err := jobstore.Open(context.Background(), jobstore.Options{Path: h.dbPath(), ReadOnly: true})
+	st, err := jobstore.Open(context.Background(), jobstore.Options{Path: h.dbPath(), DSN: h.db, ReadOnly: true})
 	require.NoError(h.t, err)
 	return st
 }

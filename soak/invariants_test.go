@@ -292,7 +292,8 @@ func (s *soaker) checkEvents(ctx context.Context, f *soakFigures) {
 		(SELECT COUNT(*) FROM job_events e WHERE e.job_id = j.id AND e.from_state IS NULL AND e.to_state = 'running'),
 		(SELECT COUNT(*) FROM job_events e WHERE e.job_id = j.id AND e.to_state <> 'running'),
 		(SELECT COUNT(*) FROM job_events e WHERE e.job_id = j.id),
-		COALESCE((SELECT e.to_state FROM job_events e WHERE e.job_id = j.id ORDER BY e.seq DESC LIMIT 1) = j.state, 0)
+		CASE WHEN (SELECT e.to_state FROM job_events e WHERE e.job_id = j.id ORDER BY e.seq DESC LIMIT 1) = j.state
+			THEN 1 ELSE 0 END
 		FROM jobs j`)
 	if err != nil {
 		f.violate("events query: %v", err)
@@ -451,7 +452,13 @@ func (s *soaker) escaped(pid int) string {
 }
 
 // checkDatabase: PRAGMA integrity_check and foreign_key_check.
+// On PostgreSQL the server keeps its own pages and constraints: there is
+// no such check to run.
 func (s *soaker) checkDatabase(ctx context.Context, f *soakFigures) {
+	if s.h.db != "" {
+		f.Integrity = "not applicable (PostgreSQL)"
+		return
+	}
 	rows, err := queryStrings(ctx, s.ro, `PRAGMA integrity_check`)
 	if err != nil {
 		f.violate("integrity_check: %v", err)

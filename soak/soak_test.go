@@ -15,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/bgcmd/bgcmd/internal/testkit"
+
 	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/internal/jobstore"
 )
@@ -101,8 +103,26 @@ type soaker struct {
 
 // TestSoak is the soak and crash suite: see the package documentation.
 func TestSoak(t *testing.T) {
+	soak(t, configFromEnv(t), "")
+}
+
+// TestSoakOnPostgres is the soak on a PostgreSQL store (BGCMD_TEST_PG), a
+// shorter one: the same jobs, kills, restarts and checks, every process of
+// the suite on the one database.
+func TestSoakOnPostgres(t *testing.T) {
+	dsn := testkit.PostgresDB(t)
 	cfg := configFromEnv(t)
+	cfg.jobs = min(cfg.jobs, 60)
+	cfg.duration = min(cfg.duration, 15*time.Second)
+	cfg.summary = ""
+	soak(t, cfg, dsn)
+}
+
+// soak drives cfg's jobs through one home (on the PostgreSQL database db,
+// or its SQLite file when db is "") and checks every invariant.
+func soak(t *testing.T, cfg soakConfig, db string) {
 	h := newHome(t, "", defaultPolicy(t))
+	h.db = db
 	// Warm up what the harness keeps for its whole life (the Go runtime's
 	// poller, the database file), then count descriptors.
 	h.mustRun(0, "list")
