@@ -11,7 +11,7 @@
 -- ms_sum; ms_max is the longest of those (NULL when ran is 0). Removing the
 -- longest job of an hour cannot lower ms_max without a scan: it sets
 -- max_stale, and a reader takes that hour's maximum from jobs instead.
-CREATE TABLE job_hours (
+CREATE TABLE IF NOT EXISTS job_hours (
     hour      TEXT NOT NULL,
     outcome   TEXT NOT NULL,
     exe       TEXT NOT NULL,
@@ -23,6 +23,9 @@ CREATE TABLE job_hours (
     PRIMARY KEY (hour, outcome, exe)
 ) STRICT;
 
+-- The roll-up of the jobs already recorded. Running this migration again
+-- (a store whose older migrations are replayed) rebuilds it.
+DELETE FROM job_hours;
 INSERT INTO job_hours (hour, outcome, exe, jobs, ran, ms_sum, ms_max)
 SELECT hour, outcome, exe, COUNT(*), COUNT(ms), COALESCE(SUM(ms), 0), MAX(ms) FROM (
     SELECT substr(j.created_at, 1, 13) AS hour, CASE
@@ -37,7 +40,7 @@ SELECT hour, outcome, exe, COUNT(*), COUNT(ms), COALESCE(SUM(ms), 0), MAX(ms) FR
 GROUP BY hour, outcome, exe;
 
 -- +goose StatementBegin
-CREATE TRIGGER job_hours_insert AFTER INSERT ON jobs BEGIN
+CREATE TRIGGER IF NOT EXISTS job_hours_insert AFTER INSERT ON jobs BEGIN
     INSERT INTO job_hours (hour, outcome, exe, jobs, ran, ms_sum, ms_max)
     SELECT substr(NEW.created_at, 1, 13), CASE
         WHEN NEW.state IN ('running', 'queued') THEN 'running'
@@ -57,7 +60,7 @@ END;
 -- +goose StatementEnd
 
 -- +goose StatementBegin
-CREATE TRIGGER job_hours_delete AFTER DELETE ON jobs BEGIN
+CREATE TRIGGER IF NOT EXISTS job_hours_delete AFTER DELETE ON jobs BEGIN
     UPDATE job_hours SET jobs = jobs - 1,
         ran = ran - CASE WHEN m.ms IS NULL THEN 0 ELSE 1 END,
         ms_sum = CASE WHEN m.ms IS NULL THEN ms_sum WHEN ran = 1 THEN 0 ELSE ms_sum - m.ms END,
@@ -85,7 +88,7 @@ END;
 -- A write that changes none of what the roll-up keys or sums (a read mark,
 -- a started child's pid, a queued job starting) leaves it alone.
 -- +goose StatementBegin
-CREATE TRIGGER job_hours_update AFTER UPDATE OF state, exit_code, exe, created_at, started_at,
+CREATE TRIGGER IF NOT EXISTS job_hours_update AFTER UPDATE OF state, exit_code, exe, created_at, started_at,
     finished_at ON jobs
 WHEN OLD.created_at IS NOT NEW.created_at OR OLD.exe IS NOT NEW.exe
     OR (CASE
@@ -143,7 +146,7 @@ END;
 -- +goose StatementEnd
 
 -- +goose Down
-DROP TRIGGER job_hours_update;
-DROP TRIGGER job_hours_delete;
-DROP TRIGGER job_hours_insert;
-DROP TABLE job_hours;
+DROP TRIGGER IF EXISTS job_hours_update;
+DROP TRIGGER IF EXISTS job_hours_delete;
+DROP TRIGGER IF EXISTS job_hours_insert;
+DROP TABLE IF EXISTS job_hours;

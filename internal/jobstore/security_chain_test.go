@@ -214,13 +214,13 @@ func TestChainMigrationChainsRowsRecordedBeforeIt(t *testing.T) {
 	t.Parallel()
 	f := newChainFixture(t)
 	db := openRaw(t, f.path)
-	// Undo the chain, as a store from before the migration has it, and
-	// migrate again.
+	// Undo the chain, as a store from before the migration has it (no
+	// newer migration applied either), and migrate again.
 	for _, q := range []string{
 		`UPDATE job_events SET chain_seq = NULL, prev_hash = NULL, hash = NULL`,
 		`UPDATE refusals SET chain_seq = NULL, prev_hash = NULL, hash = NULL`,
 		`UPDATE chain_head SET seq = 0, hash = '` + jobstore.GenesisHash + `'`,
-		fmt.Sprintf(`DELETE FROM goose_db_version WHERE version_id = %d`, jobstore.ChainBackfillVersion),
+		fmt.Sprintf(`DELETE FROM goose_db_version WHERE version_id >= %d`, jobstore.ChainBackfillVersion),
 	} {
 		_, err := db.Exec(q)
 		require.NoError(t, err)
