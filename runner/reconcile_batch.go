@@ -91,12 +91,11 @@ func (r *Runner) reconcileDead(ctx context.Context, recs []*jobstore.Record, rep
 	return errs
 }
 
-// afterReconcile is afterSettle for the jobs a reconcile settled: the event
-// feed's watchers woken once, the hooks of those that have one started, and
-// their directories (their logs banked, their status in the store) removed
-// in the background.
+// afterReconcile is the rest of afterSettle for the jobs a reconcile
+// settled (each batch woke the event feed's watchers): the hooks of those
+// that have one started, and their directories (their logs banked, their
+// status in the store) removed in the background.
 func (r *Runner) afterReconcile(ctx context.Context, settled []string) {
-	notifyEvents(r.store)
 	if ids, err := r.store.UnclaimedSettleHooks(ctx); err == nil && len(ids) > 0 {
 		ours := make(map[string]bool, len(settled))
 		for _, id := range settled {
@@ -229,6 +228,9 @@ func (r *Runner) reconcileBatch(ctx context.Context, batch []*jobstore.Record, f
 			rep.Orphaned++
 		}
 		settled = append(settled, j.rec.ID)
+	}
+	if len(settled) > 0 {
+		notifyEvents(r.store) // told at once, as a supervisor's settle tells
 	}
 	return settled, errs
 }
