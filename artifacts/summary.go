@@ -45,7 +45,11 @@ func Summarize(path string) (Summary, error) {
 func scanLog(r io.Reader, stride int64, hash bool) (Summary, []byte, error) {
 	h := sha256.New()
 	ix := newIndexer(stride)
-	buf := make([]byte, 256<<10)
+	size := int64(256 << 10)
+	if sr, ok := r.(interface{ Size() int64 }); ok {
+		size = min(size, max(sr.Size(), 512)) // a small log, a small buffer
+	}
+	buf := make([]byte, size)
 	for {
 		n, err := r.Read(buf)
 		if hash {

@@ -163,8 +163,11 @@ func TestExitRecordWithoutRowSettlesWithTheTrueCode(t *testing.T) {
 	require.Equal(t, bgcmd.StateExited, s.State)
 	require.Equal(t, 7, *s.ExitCode)
 	require.Equal(t, "partial\n", e.output(j.ID, bgcmd.Stdout))
-	_, err = os.Stat(filepath.Join(e.home, "jobs", j.ID))
-	require.True(t, os.IsNotExist(err), "the job directory is removed once settled")
+	// The directory is removed in the background, as Close waits for.
+	waitFor(t, "the job directory removed once settled", func() bool {
+		_, err := os.Stat(filepath.Join(e.home, "jobs", j.ID))
+		return os.IsNotExist(err)
+	})
 }
 
 func TestARecycledPIDIsNotMistakenForTheSupervisor(t *testing.T) {

@@ -164,39 +164,60 @@ func (r *Runner) reconcileJob(ctx context.Context, rec *jobstore.Record) (reconc
 }
 
 // orphanRecord kills what is left of the job's process group (only when the
-// group is provably the job's) and describes the orphaning.
+// group is provably the job's) and describes the orphaning with what its
+// logs hold now.
 func (r *Runner) orphanRecord(rec *jobstore.Record, dir string) *exitRecord {
-	killed := 0
-	sameBoot := rec.BootID == "" || rec.BootID == r.boot
-	if sameBoot && rec.PGID > 1 {
-		leader, err := readProcStat(rec.PID)
-		leaderIsOurs := err == nil && leader.start == rec.PIDStart
-		leaderGone := err != nil
-		switch {
-		case leaderIsOurs:
-			killed = killLeftovers(rec.PGID)
-		case leaderGone && rec.Detached:
-			// The group id may belong to a stranger's new group by now:
-			// only members in the dead supervisor's session are the job's.
-			killed = killGroupInSession(rec.PGID, rec.SupervisorPID)
-		case leaderGone:
-			killed = killLeftovers(rec.PGID)
-		}
-	}
+	killed := r.killOrphanGroup(rec)
 	streams := map[bgcmd.Stream]*artifacts.Summary{}
-	var kept [2]int64
-	for i, st := range []bgcmd.Stream{bgcmd.Stdout, bgcmd.Stderr} {
+	for _, st := range []bgcmd.Stream{bgcmd.Stdout, bgcmd.Stderr} {
 		sum, err := artifacts.Summarize(filepath.Join(dir, string(st)+".log"))
 		switch {
 		case err == nil:
-			kept[i] = sum.Bytes
 			streams[st] = &sum
 		case errors.Is(err, os.ErrNotExist):
 			streams[st] = &artifacts.Summary{SHA256: artifacts.EmptySHA256} // never written
 		}
 	}
+	return r.orphanExit(rec, killed, streams)
+}
+
+// killOrphanGroup kills what is left of the job's process group, only when
+// the group is provably the job's, and returns how many processes it killed.
+func (r *Runner) killOrphanGroup(rec *jobstore.Record) int {
+	if !r.sameBoot(rec) || rec.PGID <= 1 {
+		return 0
+	}
+	leader, err := readProcStat(rec.PID)
+	leaderIsOurs := err == nil && leader.start == rec.PIDStart
+	leaderGone := err != nil
+	switch {
+	case leaderIsOurs:
+		return killLeftovers(rec.PGID)
+	case leaderGone && rec.Detached:
+		// The group id may belong to a stranger's new group by now:
+		// only members in the dead supervisor's session are the job's.
+		return killGroupInSession(rec.PGID, rec.SupervisorPID)
+	case leaderGone:
+		return killLeftovers(rec.PGID)
+	}
+	return 0
+}
+
+func (r *Runner) sameBoot(rec *jobstore.Record) bool {
+	return rec.BootID == "" || rec.BootID == r.boot
+}
+
+// orphanExit describes the orphaning of a job whose killOrphanGroup killed
+// killed processes and whose logs hold streams (a nil stream: unreadable).
+func (r *Runner) orphanExit(rec *jobstore.Record, killed int, streams map[bgcmd.Stream]*artifacts.Summary) *exitRecord {
+	var kept [2]int64
+	for i, st := range []bgcmd.Stream{bgcmd.Stdout, bgcmd.Stderr} {
+		if sum := streams[st]; sum != nil {
+			kept[i] = sum.Bytes
+		}
+	}
 	why := fmt.Sprintf("supervisor (pid %d) died", rec.SupervisorPID)
-	if !sameBoot {
+	if !r.sameBoot(rec) {
 		why = "the machine rebooted"
 	}
 	msg := fmt.Sprintf("%s without recording an exit; killed %d leftover process(es) of group %d; kept %d bytes of stdout and %d bytes of stderr",

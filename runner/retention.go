@@ -9,8 +9,11 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/artifacts"
@@ -60,41 +63,105 @@ func (r *Runner) Prune(ctx context.Context, p jobstore.PruneParams) (*PruneRepor
 	if rerr != nil {
 		return rep, errors.Join(err, rerr)
 	}
-	var gone []string
+	gone := make([]string, 0, len(res.Unreferenced))
 	for _, u := range res.Unreferenced {
-		if again[u.SHA256] {
-			continue
+		if !again[u.SHA256] {
+			gone = append(gone, u.SHA256)
 		}
-		gone = append(gone, u.SHA256)
-		n, rerr := removeArtifact(r.arts, u.SHA256)
-		rep.RemovedFiles += n
-		errs = append(errs, rerr)
 	}
+	n, rerr := removeArtifacts(r.arts, gone)
+	rep.RemovedFiles += n
 	// The same rule for output kept in the store for other hosts: the
 	// statement itself spares what a row names again.
-	n, derr := r.store.DeleteUnreferencedBlobs(ctx, gone)
-	rep.RemovedStored = n
-	errs = append(errs, derr)
-	for _, j := range res.Jobs {
-		errs = append(errs, os.RemoveAll(r.jobDir(j.ID)))
-	}
+	stored, derr := r.store.DeleteUnreferencedBlobs(ctx, gone)
+	rep.RemovedStored = stored
+	errs = append(errs, rerr, derr, r.removeJobDirs(res.Jobs))
 	return rep, errors.Join(errs...)
 }
 
-// removeArtifact removes an artifact's file and index, returning how many of
-// the two existed. A file already gone is not an error.
-func removeArtifact(store *artifacts.Store, sha string) (int, error) {
+// removeWorkers is how many directories Prune removes files from at once:
+// unlinking mostly waits on the filesystem.
+const removeWorkers = 8
+
+// removeArtifacts removes the artifact files and indexes of shas, returning
+// how many files existed. The files are grouped by their directory (the
+// first two hex digits of the name), each directory is opened once and its
+// files unlinked relative to it, several directories at once. A file already
+// gone is not an error.
+func removeArtifacts(store *artifacts.Store, shas []string) (int, error) {
+	byDir := map[string][]string{}
+	var dirs []string
+	for _, sha := range shas {
+		if !artifacts.ValidSHA256(sha) {
+			continue // names no file the store banked
+		}
+		if byDir[sha[:2]] == nil {
+			dirs = append(dirs, sha[:2])
+		}
+		byDir[sha[:2]] = append(byDir[sha[:2]], sha)
+	}
+	var removed atomic.Int64
+	errs := make([]error, len(dirs))
+	inParallel(len(dirs), removeWorkers, func(i int) {
+		n, err := unlinkIn(filepath.Join(store.Dir, dirs[i]), byDir[dirs[i]])
+		removed.Add(int64(n))
+		errs[i] = err
+	})
+	return int(removed.Load()), errors.Join(errs...)
+}
+
+// unlinkIn removes each artifact of shas, file and index, from dir (opened
+// once, never through a symbolic link), returning how many files existed.
+func unlinkIn(dir string, shas []string) (int, error) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("remove artifacts: open %s: %w", dir, err)
+	}
+	defer unix.Close(fd)
 	n := 0
 	var errs []error
-	for _, p := range []string{store.Path(sha), store.Path(sha) + artifacts.IndexSuffix} {
-		switch err := os.Remove(p); {
-		case err == nil:
-			n++
-		case !errors.Is(err, fs.ErrNotExist):
-			errs = append(errs, fmt.Errorf("remove artifact: %w", err))
+	for _, sha := range shas {
+		for _, name := range []string{sha, sha + artifacts.IndexSuffix} {
+			switch err := unix.Unlinkat(fd, name, 0); {
+			case err == nil:
+				n++
+			case !errors.Is(err, unix.ENOENT):
+				errs = append(errs, fmt.Errorf("remove artifact %s: %w", filepath.Join(dir, name), err))
+			}
 		}
 	}
 	return n, errors.Join(errs...)
+}
+
+// removeJobDirs removes the directories pruned jobs left under jobs/: one
+// read of jobs/ says which of them exist.
+func (r *Runner) removeJobDirs(jobs []jobstore.PrunedJob) error {
+	f, err := os.Open(r.jobsDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("remove job directories: %w", err)
+	}
+	names, err := f.Readdirnames(-1)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("remove job directories: %w", err)
+	}
+	there := make(map[string]bool, len(names))
+	for _, name := range names {
+		there[name] = true
+	}
+	var errs []error
+	for _, j := range jobs {
+		if there[j.ID] {
+			errs = append(errs, os.RemoveAll(r.jobDir(j.ID)))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // DefaultGCMinAge is the minimum age the CLI's gc gives GCOptions.MinAge:

@@ -171,7 +171,7 @@ func noSpace(err error) bool {
 // bankStreams banks both logs of a job directory as artifacts. A log that is
 // already banked (its file gone, its summary in the exit record) is found by
 // its hash.
-func bankStreams(ctx context.Context, db *jobstore.Store, store *artifacts.Store, dir string, rec *exitRecord) ([]bgcmd.Artifact, error) {
+func bankStreams(ctx context.Context, db *jobstore.Store, store banker, dir string, rec *exitRecord) ([]bgcmd.Artifact, error) {
 	var out []bgcmd.Artifact
 	var errs []error
 	if rec.Streams == nil {

@@ -14,7 +14,7 @@ import (
 
 // shareArtifact stores one banked artifact's bytes in the store, when the
 // store shares artifacts between hosts, so any host can read it.
-func shareArtifact(ctx context.Context, st *jobstore.Store, arts *artifacts.Store, a artifacts.Summary) error {
+func shareArtifact(ctx context.Context, st *jobstore.Store, arts banker, a artifacts.Summary) error {
 	if st == nil || !st.SharesArtifacts() {
 		return nil
 	}

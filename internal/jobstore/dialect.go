@@ -31,6 +31,11 @@ func (d dialect) name() string {
 	return "SQLite"
 }
 
+// hasRollup reports whether the store keeps the charts' hourly roll-up
+// (job_hours, kept by SQLite triggers); PostgreSQL answers the charts
+// from jobs.
+func (d dialect) hasRollup() bool { return !d.postgres }
+
 // writerLockKey is the PostgreSQL advisory lock every write transaction
 // takes first ("bgcmd" in ASCII): see lockWriter.
 const writerLockKey int64 = 0x6267636d64

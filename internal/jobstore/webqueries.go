@@ -6,6 +6,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/bgcmd/bgcmd"
 )
 
@@ -283,12 +285,58 @@ type ChartData struct {
 	Exes []ExeDuration
 }
 
-// Charts returns JobsPerHour and DurationByExe of [since, until) from one
-// pass over the window's rows (the created_at index range), limiting the
-// executables to limit (0 means 10).
+// Charts returns JobsPerHour and DurationByExe of [since, until), limiting
+// the executables to limit (0 means 10). The whole hours of the window come
+// from the hourly roll-up (job_hours, a row per hour, outcome and
+// executable), the part hours at either end from the jobs themselves, so
+// its cost is the window's hours, not its jobs. On PostgreSQL, which keeps
+// no roll-up, everything comes from the jobs.
 func (s *Store) Charts(ctx context.Context, since, until time.Time, limit int) (*ChartData, error) {
 	if limit <= 0 {
 		limit = 10
+	}
+	var c chartAcc
+	from, to := since.UTC().Truncate(time.Hour), until.UTC().Truncate(time.Hour)
+	if from.Before(since) {
+		from = from.Add(time.Hour)
+	}
+	if !from.Before(to) || !s.d.hasRollup() {
+		// No whole hour inside (or no roll-up, on PostgreSQL): the jobs
+		// of the window, as they are.
+		if err := c.scan(ctx, s, since, until); err != nil {
+			return nil, err
+		}
+		return c.data(limit)
+	}
+	if err := c.scan(ctx, s, since, from); err != nil {
+		return nil, err
+	}
+	if err := c.rollup(ctx, s, from, to); err != nil {
+		return nil, err
+	}
+	if err := c.scan(ctx, s, to, until); err != nil {
+		return nil, err
+	}
+	return c.data(limit)
+}
+
+// chartAcc adds up the rows of the chart queries: per hour, outcome and
+// executable, the jobs, those that ran, their run time's sum and maximum.
+type chartAcc struct {
+	hours map[string]map[Outcome]int
+	exes  map[string]*exeAcc
+}
+
+type exeAcc struct {
+	ran      int
+	sum, max float64
+}
+
+// scan adds the jobs created in [since, until), read from jobs (the
+// created_at index range).
+func (c *chartAcc) scan(ctx context.Context, s *Store, since, until time.Time) error {
+	if !since.Before(until) {
+		return nil
 	}
 	rows, err := s.r.QueryxContext(ctx, `SELECT substr(created_at, 1, 13) AS hour, `+outcomeSQL+` AS outcome, exe,
 		COUNT(*), COUNT(ms), COALESCE(SUM(ms), 0), COALESCE(MAX(ms), 0) FROM (
@@ -298,31 +346,63 @@ func (s *Store) Charts(ctx context.Context, since, until time.Time, limit int) (
 			FROM jobs INDEXED BY jobs_created_at WHERE created_at >= ? AND created_at < ?) AS w
 		GROUP BY hour, outcome, exe`, fmtTime(since), fmtTime(until))
 	if err != nil {
-		return nil, fmt.Errorf("charts: %w", err)
+		return fmt.Errorf("charts: %w", err)
 	}
+	return c.add(rows)
+}
+
+// rollup adds the whole hours [from, to) from job_hours. An hour whose
+// longest job was removed (max_stale) has its maximum taken from jobs.
+func (c *chartAcc) rollup(ctx context.Context, s *Store, from, to time.Time) error {
+	rows, err := s.r.QueryxContext(ctx, `SELECT h.hour, h.outcome, h.exe, h.jobs, h.ran, h.ms_sum,
+		CASE WHEN h.max_stale = 0 THEN COALESCE(h.ms_max, 0) ELSE COALESCE((
+			SELECT MAX((julianday(j.finished_at) - julianday(j.started_at)) * 86400000.0)
+			FROM jobs j INDEXED BY jobs_created_at
+			WHERE j.created_at >= h.hour AND j.created_at < h.hour || ';' AND j.exe = h.exe
+			AND j.started_at IS NOT NULL AND j.finished_at IS NOT NULL
+			AND `+outcomeOfSQL("j")+` = h.outcome), 0) END
+		FROM job_hours h WHERE h.hour >= ? AND h.hour < ?`, from.Format(hourLayout), to.Format(hourLayout))
+	if err != nil {
+		return fmt.Errorf("charts: %w", err)
+	}
+	return c.add(rows)
+}
+
+// hourLayout is job_hours.hour: the first 13 characters of a stored time.
+const hourLayout = "2006-01-02T15"
+
+// outcomeOfSQL is outcomeSQL over the columns of the table aliased t.
+func outcomeOfSQL(t string) string {
+	return `CASE
+	WHEN ` + t + `.state IN ('running', 'queued') THEN 'running'
+	WHEN ` + t + `.state = 'exited' AND ` + t + `.exit_code = 0 THEN 'ok'
+	WHEN ` + t + `.state = 'exited' THEN 'failed'
+	WHEN ` + t + `.state IN ('timeout', 'killed') THEN ` + t + `.state
+	ELSE 'other' END`
+}
+
+// add reads rows of (hour, outcome, exe, jobs, ran, ms sum, ms max).
+func (c *chartAcc) add(rows *sqlx.Rows) error {
 	defer rows.Close()
-	type acc struct {
-		ran      int
-		sum, max float64
+	if c.hours == nil {
+		c.hours, c.exes = map[string]map[Outcome]int{}, map[string]*exeAcc{}
 	}
-	hours := map[string]map[Outcome]int{}
-	exes := map[string]*acc{}
 	for rows.Next() {
 		var hour, outcome, exe string
 		var jobs, ran int
 		var sum, maxMS float64
 		if err := rows.Scan(&hour, &outcome, &exe, &jobs, &ran, &sum, &maxMS); err != nil {
-			return nil, fmt.Errorf("charts: %w", err)
+			return fmt.Errorf("charts: %w", err)
 		}
-		if hours[hour] == nil {
-			hours[hour] = map[Outcome]int{}
+		if c.hours[hour] == nil {
+			c.hours[hour] = map[Outcome]int{}
 		}
-		hours[hour][Outcome(outcome)] += jobs
+		c.hours[hour][Outcome(outcome)] += jobs
 		if ran > 0 {
-			a := exes[exe]
+			a := c.exes[exe]
 			if a == nil {
-				a = &acc{}
-				exes[exe] = a
+				a = &exeAcc{max: maxMS}
+				c.exes[exe] = a
 			}
 			a.ran += ran
 			a.sum += sum
@@ -330,11 +410,17 @@ func (s *Store) Charts(ctx context.Context, since, until time.Time, limit int) (
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("charts: %w", err)
+		return fmt.Errorf("charts: %w", err)
 	}
+	return nil
+}
+
+// data is what was added up, as ChartData.
+func (c *chartAcc) data(limit int) (*ChartData, error) {
+	hours, exes := c.hours, c.exes
 	d := &ChartData{}
 	for hour, byOutcome := range hours {
-		t, err := time.Parse("2006-01-02T15", hour)
+		t, err := time.Parse(hourLayout, hour)
 		if err != nil {
 			return nil, fmt.Errorf("charts: parse hour %q: %w", hour, err)
 		}
