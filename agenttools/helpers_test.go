@@ -42,7 +42,7 @@ func newHarness(t *testing.T, opts ...func(*agenttools.Options)) *harness {
 	h.store, err = jobstore.Open(context.Background(), jobstore.Options{Path: filepath.Join(h.home, "bgcmd.db")})
 	require.NoError(t, err)
 	t.Cleanup(func() { h.store.Close() })
-	pol := &policy.Policy{CwdRoot: root, DefaultTimeout: time.Minute, KillGrace: time.Second,
+	pol := &policy.Policy{CwdRoot: root, DefaultTimeout: 10 * time.Minute, KillGrace: time.Second,
 		AllowedExecutables: []string{"/nonexistent/bin/tool"}}
 	for _, f := range []string{"exit-with.sh", "ignore-term.sh", "print-bytes.sh", "slow-lines.sh", "wait-for-file.sh"} {
 		pol.AllowedExecutables = append(pol.AllowedExecutables, fixture(t, f))

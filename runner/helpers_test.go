@@ -44,7 +44,7 @@ func newEnv(t testing.TB, detached bool) *env {
 	st, err := jobstore.Open(context.Background(), jobstore.Options{Path: filepath.Join(home, "bgcmd.db")})
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
-	pol := &policy.Policy{CwdRoot: root, DefaultTimeout: time.Minute, KillGrace: 2 * time.Second,
+	pol := &policy.Policy{CwdRoot: root, DefaultTimeout: 10 * time.Minute, KillGrace: 2 * time.Second,
 		AllowedExecutables: []string{"/usr/bin/env", "/nonexistent/bin/tool", "/bin/sh"}}
 	for _, f := range allowedFixtures {
 		pol.AllowedExecutables = append(pol.AllowedExecutables, fixture(t, f))

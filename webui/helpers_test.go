@@ -51,7 +51,7 @@ func newFixture(t testing.TB) *fixture {
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	f.store = st
-	pol := &policy.Policy{CwdRoot: f.root, DefaultTimeout: time.Minute, KillGrace: 2 * time.Second,
+	pol := &policy.Policy{CwdRoot: f.root, DefaultTimeout: 10 * time.Minute, KillGrace: 2 * time.Second,
 		AllowedExecutables: []string{"/usr/bin/printf", testkit.Fixture(t, "slow-lines.sh"),
 			testkit.Fixture(t, "wait-for-file.sh"), testkit.Fixture(t, "exit-with.sh")}}
 	f.r, err = runner.New(ctx, runner.Options{Store: st, Home: f.home, Policy: pol})

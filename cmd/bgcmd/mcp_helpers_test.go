@@ -57,7 +57,7 @@ func newMCPEnv(t *testing.T) *mcpEnv {
 	}
 	e.policy = filepath.Join(e.home, "policy.toml")
 	require.NoError(t, os.WriteFile(e.policy, []byte(fmt.Sprintf(
-		"allowed_executables = [%s]\ncwd_root = %q\ndefault_timeout = \"1m\"\nkill_grace = \"1s\"\n",
+		"allowed_executables = [%s]\ncwd_root = %q\ndefault_timeout = \"10m\"\nkill_grace = \"1s\"\n",
 		strings.Join(allowed, ", "), root)), 0o600))
 	return e
 }
