@@ -121,8 +121,12 @@ func TestAKilledReaperSettlesItsJobAndIsReplaced(t *testing.T) {
 	require.NotEqual(t, reaper, next)
 	requireReaper(t, next)
 
-	// One killed while it waits for a job is replaced too.
+	// One that died while it waited for a job is replaced too. (The next
+	// start is made once it is gone: a reaper killed while a request is on
+	// its way may have started the job, so that start fails rather than
+	// risk running the command twice.)
 	require.NoError(t, syscall.Kill(next, syscall.SIGKILL))
+	waitFor(t, "the idle reaper to be gone", func() bool { return !present(next) })
 	third := reaperOf(t, e)
 	require.NotEqual(t, next, third)
 	requireReaper(t, third)
