@@ -75,7 +75,15 @@ func (ws *watchedServer) subscribe(uri string) {
 	ws.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	logged := `msg="resource subscribed" uri=` + uri
+	before := strings.Count(ws.stderr.String(), logged)
 	require.NoError(ws.t, ws.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}), "subscribe %s; stderr:\n%s", uri, ws.stderr)
+	// With this protocol version the call may return before the server
+	// has registered the subscription: wait until it says it has, so that
+	// what the test does next is seen by a subscriber.
+	mcpWaitFor(ws.t, "the server to register the subscription to "+uri, func() bool {
+		return strings.Count(ws.stderr.String(), logged) > before
+	})
 }
 
 // expectUpdate waits for an update of uri.
