@@ -68,12 +68,19 @@ func ValidSHA256(s string) bool { return bgcmd.ValidSHA256(s) }
 // Banking again after a success finds the log gone and the artifact in
 // place, and returns it (this needs sum, to know which artifact).
 func (s *Store) Bank(logPath string, sum *Summary) (Summary, string, error) {
+	return s.bank(logPath, sum, s.move)
+}
+
+// bank is Bank and BankLink: place puts the settled log at its artifact's
+// path (a move, or a hard link that leaves the log where it is).
+func (s *Store) bank(logPath string, sum *Summary, place func(logPath, target string, size int64) error) (Summary, string, error) {
 	if s.Dir == "" {
 		return Summary{}, "", errors.New("bank: store has no directory")
 	}
 	got, err := s.settle(logPath, sum)
 	if errors.Is(err, os.ErrNotExist) && sum != nil && bgcmd.ValidSHA256(sum.SHA256) {
-		// Banked before: the log is gone and the artifact is in place.
+		// Banked before by a move: the log is gone and the artifact is in
+		// place.
 		if fi, serr := os.Stat(s.Path(sum.SHA256)); serr == nil && fi.Size() == sum.Bytes {
 			return *sum, s.Path(sum.SHA256), nil
 		}
@@ -86,7 +93,7 @@ func (s *Store) Bank(logPath string, sum *Summary) (Summary, string, error) {
 		return Summary{}, "", fmt.Errorf("bank %s: %w", logPath, err)
 	}
 	target := s.Path(got.SHA256)
-	if err := s.move(logPath, target, got.Bytes); err != nil {
+	if err := place(logPath, target, got.Bytes); err != nil {
 		return Summary{}, "", fmt.Errorf("bank %s: %w", logPath, err)
 	}
 	return got, target, nil

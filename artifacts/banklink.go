@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/internal/atomicfile"
 )
 
@@ -23,29 +22,7 @@ import (
 // of the same name but another size is replaced, and DeferSync leaves out
 // the fsyncs (the caller syncs the filesystem before it relies on them).
 func (s *Store) BankLink(logPath string, sum *Summary) (Summary, string, error) {
-	if s.Dir == "" {
-		return Summary{}, "", errors.New("bank: store has no directory")
-	}
-	got, err := s.settle(logPath, sum)
-	if errors.Is(err, os.ErrNotExist) && sum != nil && bgcmd.ValidSHA256(sum.SHA256) {
-		// Banked before by a move: the log is gone and the artifact is in
-		// place.
-		if fi, serr := os.Stat(s.Path(sum.SHA256)); serr == nil && fi.Size() == sum.Bytes {
-			return *sum, s.Path(sum.SHA256), nil
-		}
-	}
-	if errors.Is(err, os.ErrNotExist) && sum != nil && sum.Bytes == 0 {
-		// A stream that stayed empty never created its log.
-		return s.bankEmpty(sum.Capped)
-	}
-	if err != nil {
-		return Summary{}, "", fmt.Errorf("bank %s: %w", logPath, err)
-	}
-	target := s.Path(got.SHA256)
-	if err := s.link(logPath, target, got.Bytes); err != nil {
-		return Summary{}, "", fmt.Errorf("bank %s: %w", logPath, err)
-	}
-	return got, target, nil
+	return s.bank(logPath, sum, s.link)
 }
 
 // link puts a hard link to the log (and to its index) at target, unless
