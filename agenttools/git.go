@@ -129,7 +129,7 @@ func gitDef[A any](name, title, desc string, props []prop, fn func(context.Conte
 			if err != nil {
 				return nil, err
 			}
-			res.Hint = gitHint(res)
+			res.Hint = res.Explain(modelCalls)
 			return &GitResult{Result: res}, nil
 		},
 	}
@@ -139,37 +139,12 @@ func gitDef[A any](name, title, desc string, props []prop, fn func(context.Conte
 // it (gittools.OutsideError).
 const codeRepositoryRefused = "repository_refused"
 
-// gitHint words a git result's hint for a model, from its fields.
-func gitHint(r *gittools.Result) string {
-	id, st := r.JobID, r.Status
-	if r.Reason == gittools.ReasonRunning {
-		return fmt.Sprintf("git is still running: command_wait {task_id: %s}, then command_output {task_id: %s, stream: stdout}", id, id)
-	}
-	parts := []string{fmt.Sprintf("full output: command_output {task_id: %s, stream: stdout}", id)}
-	switch r.Reason {
-	case gittools.ReasonNoCommonAncestor:
-		parts = append([]string{"the two commits have no common ancestor"}, parts...)
-	case gittools.ReasonExitStatus:
-		code := -1
-		if st.ExitCode != nil {
-			code = *st.ExitCode
-		}
-		parts = append(parts, fmt.Sprintf("git exited with status %d; its message: command_output {task_id: %s, stream: stderr}", code, id))
-	case gittools.ReasonNotFinished:
-		msg := string(st.State)
-		if st.Error != "" {
-			msg += ": " + st.Error
-		}
-		parts = append(parts, fmt.Sprintf("git did not finish normally (%s)", msg))
-	default:
-		if st.Stderr.Bytes > 0 {
-			parts = append(parts, fmt.Sprintf("git also wrote to stderr: command_output {task_id: %s, stream: stderr}", id))
-		}
-	}
-	if r.Capped {
-		parts = append(parts, "stdout reached the byte cap and was cut there")
-	}
-	return strings.Join(parts, "; ")
+// modelCalls names the calls of a git result's hint as a model makes them.
+var modelCalls = gittools.Calls{
+	Output: func(id, stream string) string {
+		return fmt.Sprintf("command_output {task_id: %s, stream: %s}", id, stream)
+	},
+	Wait: func(id string) string { return fmt.Sprintf("command_wait {task_id: %s}", id) },
 }
 
 // tryWords names the tool calls that help to recover, as a model calls them.

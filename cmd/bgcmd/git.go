@@ -337,40 +337,17 @@ func gitFlagName(field string) string {
 
 // cliHint words a result's hint for a person, in bgcmd commands.
 func (g *globals) cliHint(res *gittools.Result) string {
-	prog, id, st := g.prog(), res.JobID, res.Status
-	out := fmt.Sprintf("%s output %s", prog, id)
-	errOut := out + " --stream stderr"
-	if res.Reason == gittools.ReasonRunning {
-		return fmt.Sprintf("git is still running: %s wait %s, then %s", prog, id, out)
-	}
-	parts := []string{"full output: " + out}
-	switch res.Reason {
-	case gittools.ReasonNoCommonAncestor:
-		parts = append([]string{"the two commits have no common ancestor"}, parts...)
-	case gittools.ReasonExitStatus:
-		code := -1
-		if st.ExitCode != nil {
-			code = *st.ExitCode
-		}
-		parts = append(parts, fmt.Sprintf("git exited with status %d; its message: %s", code, errOut))
-	case gittools.ReasonNotFinished:
-		parts = append(parts, fmt.Sprintf("git did not finish normally (%s%s)", st.State, colonMsg(st.Error)))
-	default:
-		if st.Stderr.Bytes > 0 {
-			parts = append(parts, "git also wrote to stderr: "+errOut)
-		}
-	}
-	if res.Capped {
-		parts = append(parts, "stdout reached the byte cap and was cut there")
-	}
-	return strings.Join(parts, "; ")
-}
-
-func colonMsg(msg string) string {
-	if msg == "" {
-		return ""
-	}
-	return ": " + oneLine(msg)
+	prog := g.prog()
+	return res.Explain(gittools.Calls{
+		Output: func(id, stream string) string {
+			if stream == "stdout" {
+				return fmt.Sprintf("%s output %s", prog, id)
+			}
+			return fmt.Sprintf("%s output %s --stream %s", prog, id, stream)
+		},
+		Wait:  func(id string) string { return fmt.Sprintf("%s wait %s", prog, id) },
+		Quote: oneLine,
+	})
 }
 
 // prog is how a hint names bgcmd: with --home when one was given.
