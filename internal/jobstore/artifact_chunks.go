@@ -39,23 +39,28 @@ func (s *Store) HasBlob(ctx context.Context, sha string) (bool, error) {
 
 // PutBlob stores size bytes read from r under sha (the caller hashed
 // them: a host banks its own files) in one transaction: the blob row and
-// every chunk, or nothing. Content already there is not written again.
+// every chunk, or nothing. Content already there is not written again, but
+// its created_at is moved to now: the job about to name it is running, and
+// retention keeps every blob stored since the oldest running job began
+// (deleteBlobsTx), so a prune on another host between this store and the
+// settle that names the content cannot remove it.
 func (s *Store) PutBlob(ctx context.Context, sha string, size int64, r io.Reader) error {
 	if !bgcmd.ValidSHA256(sha) {
 		return fmt.Errorf("store output: malformed sha256 %q", sha)
 	}
-	if ok, err := s.HasBlob(ctx, sha); err != nil || ok {
-		return err
-	}
 	chunks := (size + ChunkSize - 1) / ChunkSize
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO artifact_blobs (sha256, bytes, chunks, created_at)
-			VALUES (?, ?, ?, ?) ON CONFLICT (sha256) DO NOTHING`, sha, size, chunks, fmtTime(s.now()))
+		at := fmtTime(s.now())
+		res, err := tx.ExecContext(ctx, `UPDATE artifact_blobs SET created_at = ? WHERE sha256 = ?`, at, sha)
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			return err // another host stored it meanwhile
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			return err // stored before: only touched
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO artifact_blobs (sha256, bytes, chunks, created_at)
+			VALUES (?, ?, ?, ?)`, sha, size, chunks, at); err != nil {
+			return err
 		}
 		buf := make([]byte, ChunkSize)
 		for seq := int64(0); seq < chunks; seq++ {
@@ -159,9 +164,13 @@ func (s *Store) DeleteStrayBlobs(ctx context.Context, olderThan time.Time) (int,
 }
 
 // deleteBlobsTx deletes the unreferenced blobs that also match cond (a
-// condition ending in AND) and their chunks.
+// condition ending in AND) and their chunks. A blob stored (or stored
+// again, PutBlob) since the oldest running job was created stays whatever
+// cond says: that job may have stored it and not yet settled, on any host.
+// Times compare as fixed-width text on both backends.
 func deleteBlobsTx(ctx context.Context, tx *sqlx.Tx, cond string, arg any) (int, error) {
-	where := cond + ` NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = artifact_blobs.sha256)`
+	where := cond + ` NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = artifact_blobs.sha256)
+		AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.state = 'running' AND j.created_at <= artifact_blobs.created_at)`
 	q, args, err := sqlx.In(`SELECT sha256 FROM artifact_blobs WHERE `+where, arg)
 	if err != nil {
 		return 0, err

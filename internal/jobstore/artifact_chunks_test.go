@@ -83,3 +83,58 @@ func TestUnreferencedBlobsGoReferencedOnesStay(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, has)
 }
+
+// A host stores a job's output before the settle that names it commits. A
+// prune on another host in between, of an older job with the same output,
+// must not take the content from under it: the settle would then name
+// output no host can read.
+func TestPruneBetweenAnotherHostsStoreAndSettleKeepsTheContent(t *testing.T) {
+	t.Parallel()
+	eachBackend(t, func(t *testing.T) {
+		ctx := context.Background()
+		now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+		clock := func() time.Time { return now }
+		path := filepath.Join(t.TempDir(), "bgcmd.db")
+		hostA := openTest(t, jobstore.Options{Path: path, Now: clock})
+		hostB := openTest(t, jobstore.Options{Path: path, Now: clock})
+		out := []byte("the same output twice\n")
+		sha := shaOf(out)
+		art := []bgcmd.Artifact{{Stream: bgcmd.Stdout, SHA256: sha, Bytes: int64(len(out))}}
+
+		old := newJob("s")
+		require.NoError(t, hostA.Create(ctx, old))
+		require.NoError(t, hostA.PutBlob(ctx, sha, int64(len(out)), bytes.NewReader(out)))
+		_, err := hostA.Settle(ctx, jobstore.SettleParams{ID: old.ID, To: bgcmd.StateExited, ExitCode: new(int), Artifacts: art})
+		require.NoError(t, err)
+
+		// Host A's next job writes the same output and stores it (already
+		// there), and has not settled yet when host B prunes the old job.
+		now = now.Add(time.Hour)
+		next := newJob("s")
+		require.NoError(t, hostA.Create(ctx, next))
+		now = now.Add(time.Second)
+		require.NoError(t, hostA.PutBlob(ctx, sha, int64(len(out)), bytes.NewReader(out)))
+		res, err := hostB.Prune(ctx, jobstore.PruneParams{States: []bgcmd.State{bgcmd.StateExited}, IncludeUnread: true})
+		require.NoError(t, err)
+		require.Len(t, res.Jobs, 1, "the old job is pruned")
+		_, err = hostB.DeleteUnreferencedBlobs(ctx, []string{sha})
+		require.NoError(t, err)
+		_, err = hostB.DeleteStrayBlobs(ctx, now.Add(time.Hour))
+		require.NoError(t, err)
+
+		_, err = hostA.Settle(ctx, jobstore.SettleParams{ID: next.ID, To: bgcmd.StateExited, ExitCode: new(int), Artifacts: art})
+		require.NoError(t, err)
+		var got bytes.Buffer
+		_, err = hostB.ReadBlob(ctx, sha, &got)
+		require.NoError(t, err, "the settled job's output is still in the store")
+		require.Equal(t, out, got.Bytes())
+
+		// Once no running job can be about to name it, an unreferenced
+		// blob goes: prune the second job too.
+		_, err = hostB.Prune(ctx, jobstore.PruneParams{States: []bgcmd.State{bgcmd.StateExited}, IncludeUnread: true})
+		require.NoError(t, err)
+		n, err := hostB.DeleteUnreferencedBlobs(ctx, []string{sha})
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+	})
+}
