@@ -1,28 +1,12 @@
 package runner
 
-import (
-	"fmt"
-	"os"
-	"path/filepath"
+import "github.com/bgcmd/bgcmd/artifacts"
 
-	"github.com/bgcmd/bgcmd/artifacts"
-	"github.com/bgcmd/bgcmd/internal/flock"
-)
-
-// artifactsLockName is the lock file in the artifact store that keeps
-// deleting artifact files (prune, gc) apart from banking them. A supervisor
-// holds it shared from banking its output until the row that references it
-// is committed; prune and gc hold it exclusively while they re-check
-// references and delete. Without it, a job whose identical output was just
-// deduplicated against an existing file could see prune delete that file
-// before its row was written.
-const artifactsLockName = ".lock"
+// artifactsLockName is the artifact store's lock file (artifacts.LockName).
+const artifactsLockName = artifacts.LockName
 
 // lockArtifacts takes the artifact store's lock, shared or exclusive, and
-// returns the function that releases it.
+// returns the function that releases it (artifacts.Store.Lock).
 func lockArtifacts(store *artifacts.Store, exclusive bool) (func(), error) {
-	if err := os.MkdirAll(store.Dir, 0o700); err != nil {
-		return nil, fmt.Errorf("lock artifacts: %w", err)
-	}
-	return flock.Lock(filepath.Join(store.Dir, artifactsLockName), exclusive)
+	return store.Lock(exclusive)
 }

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"net/http"
+	"os"
 	"path/filepath"
 
 	"github.com/google/uuid"
@@ -60,12 +63,45 @@ func (s *Server) source(ctx context.Context, rec *jobstore.Record, st bgcmd.Stre
 			if !bgcmd.ValidSHA256(arts[i].SHA256) {
 				return artifacts.Source{}, nil, fmt.Errorf("the %s artifact of job %s has a malformed sha256 %q in the store: run `bgcmd verify`", st, rec.ID, arts[i].SHA256)
 			}
-			p := s.arts.Path(arts[i].SHA256)
+			p, err := s.local(ctx, rec, arts[i])
+			if err != nil {
+				return artifacts.Source{}, nil, err
+			}
 			return artifacts.Source{Path: p, IndexPath: p + artifacts.IndexSuffix, Final: true}, &arts[i], nil
 		}
 	}
 	return artifacts.Source{}, nil, &httpError{code: http.StatusNotFound,
 		msg: fmt.Sprintf("job %s settled as %s with no banked %s: nothing to show", rec.ID, rec.State, st)}
+}
+
+// local returns the path of a banked artifact's file in this home. Output
+// banked on another host that shares its artifacts through the store is
+// fetched from the store into this home's artifact store first (checked
+// against its sha256, and indexed), as the CLI's reader does; the store
+// itself is only read.
+func (s *Server) local(ctx context.Context, rec *jobstore.Record, a bgcmd.Artifact) (string, error) {
+	p := s.arts.Path(a.SHA256)
+	if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+		return p, nil
+	}
+	unlock, err := s.arts.Lock(false) // a prune on this host waits
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	_, err = s.arts.Fetch(a.SHA256, func(w io.Writer) error {
+		_, err := s.store.ReadBlob(ctx, a.SHA256, w)
+		return err
+	})
+	if errors.Is(err, jobstore.ErrNoBlob) {
+		if s.store.DSN() != "" && rec.Host != "" {
+			return "", &httpError{code: http.StatusNotFound, msg: fmt.Sprintf(
+				"the %s of job %s is not in this home and not in the shared store: host %s banked it without sharing its output (read it there: bgcmd output %s), or it was removed",
+				a.Stream, rec.ID, rec.Host, rec.ID)}
+		}
+		return p, nil // missing here and in the store: the reader says it is lost
+	}
+	return p, err
 }
 
 // streamParam reads the stream query parameter: stdout (the default) or
