@@ -127,3 +127,11 @@ func elsewhere(rec *jobstore.Record) error {
 // ErrElsewhere is wrapped by the error of reading a running job's live
 // output on another host than its own.
 var ErrElsewhere = errors.New("live output is on another host")
+
+// watchKillNotices watches the store's notices of a kill request for the
+// supervisor's job: on PostgreSQL a request made on any host wakes it at
+// once, whatever filesystem the hosts share; on SQLite the channel is nil
+// (the kill tick serves). The row is the truth: the poll reads it too.
+func (s *supervisor) watchKillNotices() (<-chan struct{}, func()) {
+	return s.store.WatchKill(s.job.ID)
+}
