@@ -3,6 +3,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -25,7 +26,8 @@ import (
 const EventsTickName = "events.tick"
 
 // eventSafetyNet is how often a watcher reads the feed without a wake: the
-// net under inotify (unavailable, or the tick file replaced).
+// net under inotify (unavailable, or the tick file replaced) and, on
+// PostgreSQL, under NOTIFY (a notice lost while the listener reconnects).
 const eventSafetyNet = 5 * time.Second
 
 // EventFilter chooses the events of Runner.Events. Zero values mean "no
@@ -79,19 +81,27 @@ func watchTick(path string) (*dirWatch, uint64, error) {
 	return w, st.Ino, nil
 }
 
-// eventFeed reads job_events after a seq, waking on the tick file.
+// eventFeed reads job_events after a seq, waking on the tick file and, on
+// PostgreSQL, on the store's notice of a transition committed by any host.
 type eventFeed struct {
 	st   *jobstore.Store
 	p    jobstore.EventsParams
 	path string
 	w    *dirWatch
 	ino  uint64
+	// notices wakes on a transition's NOTIFY (nil on SQLite); unwatch
+	// ends that watch.
+	notices <-chan struct{}
+	unwatch func()
+	// net is the safety-net period (eventSafetyNet unless set).
+	net time.Duration
 }
 
 // newEventFeed starts watching before anything is read, so no event
 // committed after the caller's first read can go unnoticed.
-func newEventFeed(st *jobstore.Store, p jobstore.EventsParams) *eventFeed {
-	f := &eventFeed{st: st, p: p, path: tickPath(st)}
+func (r *Runner) newEventFeed(p jobstore.EventsParams) *eventFeed {
+	f := &eventFeed{st: r.store, p: p, path: tickPath(r.store), net: cmp.Or(r.eventNet, eventSafetyNet)}
+	f.notices, f.unwatch = r.store.WatchEvents()
 	f.rewatch()
 	return f
 }
@@ -131,9 +141,11 @@ func (f *eventFeed) wait(ctx context.Context, stop <-chan time.Time) (timedOut b
 	if f.w != nil {
 		wake = f.w.C
 	}
-	net := time.NewTimer(eventSafetyNet)
+	net := time.NewTimer(f.net)
 	defer net.Stop()
 	select {
+	case <-f.notices:
+		return false, nil
 	case _, ok := <-wake:
 		if !ok {
 			f.w.Close()
@@ -151,6 +163,7 @@ func (f *eventFeed) wait(ctx context.Context, stop <-chan time.Time) (timedOut b
 }
 
 func (f *eventFeed) close() {
+	f.unwatch()
 	if f.w != nil {
 		f.w.Close()
 	}
@@ -164,12 +177,14 @@ var errWaitElapsed = errors.New("wait elapsed")
 // runners, reconcile), oldest first, starting after filter.After. The
 // channel is closed when ctx ends. A consumer that records the Seq of each
 // event it handled resumes after it, across restarts, without gaps.
-// Events waits on the store's tick file (see EventsTickName), not by
-// polling; a failed read is retried on the safety-net timer.
+// Events waits on the store's tick file (see EventsTickName) and, on
+// PostgreSQL, on the NOTIFY every transition sends to the hosts sharing
+// the database, not by polling; a failed read is retried on the
+// safety-net timer.
 func (r *Runner) Events(ctx context.Context, filter EventFilter) (<-chan bgcmd.Event, error) {
 	p := jobstore.EventsParams{After: filter.After, Session: filter.Session,
 		JobIDs: slices.Clone(filter.JobIDs), Settled: filter.Settled, Limit: 500}
-	feed := newEventFeed(r.store, p)
+	feed := r.newEventFeed(p)
 	if filter.After < 0 {
 		latest, err := r.store.LatestEventSeq(ctx)
 		if err != nil {
@@ -221,7 +236,7 @@ func (r *Runner) AwaitAny(ctx context.Context, ids []string, maxWait time.Durati
 	}
 	timer := time.NewTimer(maxWait)
 	defer timer.Stop()
-	feed := newEventFeed(r.store, jobstore.EventsParams{JobIDs: slices.Clone(ids), Settled: true, Limit: 1})
+	feed := r.newEventFeed(jobstore.EventsParams{JobIDs: slices.Clone(ids), Settled: true, Limit: 1})
 	defer feed.close()
 	var err error
 	if feed.p.After, err = r.store.LatestEventSeq(ctx); err != nil {

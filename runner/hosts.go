@@ -20,9 +20,10 @@ import (
 // on another host touches: every supervisor watches it and reads its job's
 // row on a wake, so a request from anywhere is acted on at once. Only kill
 // requests touch it (transitions touch EventsTickName), so supervisors are
-// not woken by every settle. The row is the truth: supervisors also read it
-// every killPoll, for a missed wake or a store whose hosts share no
-// filesystem.
+// not woken by every settle. On PostgreSQL the request also travels by
+// NOTIFY (see jobstore.Store.WatchKill), so hosts that share no filesystem
+// are woken at once too. The row is the truth: supervisors also read it
+// every killPoll, for a missed wake.
 const killTickName = "kill.tick"
 
 // killTickPath is the kill tick file of the store's database.
@@ -127,3 +128,11 @@ func elsewhere(rec *jobstore.Record) error {
 // ErrElsewhere is wrapped by the error of reading a running job's live
 // output on another host than its own.
 var ErrElsewhere = errors.New("live output is on another host")
+
+// watchKillNotices watches the store's notices of a kill request for the
+// supervisor's job: on PostgreSQL a request made on any host wakes it at
+// once, whatever filesystem the hosts share; on SQLite the channel is nil
+// (the kill tick serves). The row is the truth: the poll reads it too.
+func (s *supervisor) watchKillNotices() (<-chan struct{}, func()) {
+	return s.store.WatchKill(s.job.ID)
+}

@@ -36,8 +36,9 @@ func (r *Runner) Kill(ctx context.Context, id string, sig syscall.Signal) (*bgcm
 // RequestKill is Kill without the wait: it returns once the request is
 // recorded (and, on the job's own host, delivered), with the job's status
 // as it then is. For a job of another host (Status.HostID is not HostID)
-// that host's supervisor stops it: within a second, at once when the hosts
-// share the store's directory. Await waits for the settle.
+// that host's supervisor stops it: at once when the hosts share the
+// store's directory or a PostgreSQL database (the request travels by
+// NOTIFY), else within a second. Await waits for the settle.
 func (r *Runner) RequestKill(ctx context.Context, id string, sig syscall.Signal) (*bgcmd.Status, error) {
 	rec, st, err := r.requestKill(ctx, id, sig)
 	if st != nil || err != nil {
@@ -71,7 +72,8 @@ func (r *Runner) requestKill(ctx context.Context, id string, sig syscall.Signal)
 	}
 	if !r.ownJob(rec) {
 		// Its pids are another machine's: the row carries the request to
-		// the owning supervisor, the tick wakes it.
+		// the owning supervisor, the tick (or on PostgreSQL the NOTIFY its
+		// commit sent) wakes it.
 		notifyKill(r.store)
 		return rec, nil, nil
 	}

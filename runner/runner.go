@@ -109,6 +109,9 @@ type Runner struct {
 	wg   sync.WaitGroup
 	// reapers are the in-process jobs' reaper processes.
 	reapers reaperPool
+	// killPoll and eventNet replace killPoll and eventSafetyNet when set
+	// (tests that prove a notice arrives without them).
+	killPoll, eventNet time.Duration
 }
 
 // New makes a Runner over the home's store, opening (and creating) its

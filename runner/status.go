@@ -201,6 +201,8 @@ func (r *Runner) Await(ctx context.Context, id string, maxWait time.Duration) (*
 			watch.Close()
 		}
 	}()
+	// Another host's job on PostgreSQL: its settle's NOTIFY wakes the wait.
+	var notices <-chan struct{}
 	for {
 		rec, err := r.store.Get(ctx, id)
 		if err != nil {
@@ -221,6 +223,15 @@ func (r *Runner) Await(ctx context.Context, id string, maxWait time.Duration) (*
 				return nil, err
 			}
 			continue
+		} else if !r.ownJob(rec) {
+			if notices == nil {
+				var unwatch func()
+				if notices, unwatch = r.store.WatchEvents(); notices != nil {
+					defer unwatch()
+					continue // re-read: the settle may have landed before the watch
+				}
+			}
+			wake = notices
 		} else {
 			if watch == nil {
 				if w, err := watchDir(r.jobDir(id)); err == nil {

@@ -3,6 +3,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -62,6 +63,8 @@ type supervisor struct {
 	// kick is poked by an in-process Kill, so it need not wait for the
 	// directory watch.
 	kick chan struct{}
+	// killPoll is how often the job's row is read for a kill request.
+	killPoll time.Duration
 	// killHost and killHostID name the host the delivered kill request
 	// came from (recorded in the settle's event detail).
 	killHost, killHostID string
@@ -86,7 +89,7 @@ type supervisor struct {
 
 func (r *Runner) newSupervisor(job *bgcmd.Job, env []string) *supervisor {
 	return &supervisor{
-		store: r.store, arts: r.arts, job: job, dir: r.jobDir(job.ID), env: env, now: r.now,
+		store: r.store, arts: r.arts, job: job, dir: r.jobDir(job.ID), env: env, now: r.now, killPoll: r.killPoll,
 		started: make(chan error, 1), kick: make(chan struct{}, 1), done: make(chan struct{}),
 		containment: r.inProcessContainment(), binary: r.reaperBinary(), reapers: &r.reapers, cgroupRoot: r.cgroupRoot(),
 	}
@@ -232,7 +235,9 @@ func (s *supervisor) watch(ctx context.Context, p jobProc, readers [2]*os.File, 
 	if werr == nil {
 		_ = watchKillTick(watch, s.store)
 	}
-	poll := time.NewTicker(killPoll)
+	notices, unwatch := s.watchKillNotices()
+	defer unwatch()
+	poll := time.NewTicker(cmp.Or(s.killPoll, killPoll))
 	defer poll.Stop()
 	timeout := time.NewTimer(s.job.Timeout)
 	defer timeout.Stop()
@@ -273,6 +278,8 @@ loop:
 		case <-grace:
 			_ = signalGroup(pgid, syscall.SIGKILL)
 		case <-s.kick:
+			delivered = s.checkKill(ctx, pgid, delivered, &reason, escalate)
+		case <-notices:
 			delivered = s.checkKill(ctx, pgid, delivered, &reason, escalate)
 		case _, ok := <-requests:
 			if !ok {

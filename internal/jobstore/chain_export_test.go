@@ -58,3 +58,12 @@ func MigrateDownTo(ctx context.Context, path string, version int64) error {
 	_, err = p.DownTo(ctx, version)
 	return err
 }
+
+// SetLockWithBegin chooses whether PostgreSQL write transactions take the
+// write lock in BEGIN's round trip (the default) or in a statement of their
+// own, for the benchmark comparing the two; it returns the restore.
+func SetLockWithBegin(on bool) func() {
+	was := lockWithBegin
+	lockWithBegin = on
+	return func() { lockWithBegin = was }
+}

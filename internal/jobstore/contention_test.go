@@ -39,6 +39,7 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(millionDir)
 	}
 	jobstore.RemoveChainBenchStore()
+	dropMillionPostgres()
 	os.Exit(code)
 }
 

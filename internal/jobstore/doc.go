@@ -13,7 +13,11 @@
 // database shared by several hosts (open_postgres.go): the statements are
 // the same text on both backends, and what differs is in dialect.go and
 // pgconn.go. Write transactions are serialised there by one advisory lock,
-// as SQLite serialises them by its write lock.
+// taken in BEGIN's round trip, as SQLite serialises them by its write lock.
+// The schema's triggers NOTIFY the other hosts of every transition and kill
+// request when its transaction commits; one listening connection per store
+// (notify_postgres.go: WatchEvents, WatchKill) wakes the waiters of this
+// process, which then read the rows.
 //
 // sql.ErrNoRows becomes bgcmd.ErrNotFound; a transition that finds the job
 // in another state returns an error wrapping bgcmd.ErrInvalidTransition.

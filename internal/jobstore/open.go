@@ -76,6 +76,8 @@ type Store struct {
 	d dialect
 	// dsn is the PostgreSQL DSN ("" on SQLite).
 	dsn string
+	// notices is the PostgreSQL listener (nil on SQLite).
+	notices *notices
 }
 
 // Open opens (creating and migrating as needed) the database at opts.Path.
@@ -329,6 +331,9 @@ func runMigrations(ctx context.Context, p *goose.Provider, name string) error {
 
 // Close closes the database connections.
 func (s *Store) Close() error {
+	if s.notices != nil {
+		s.notices.close()
+	}
 	if s.readOnly {
 		return s.r.Close()
 	}

@@ -43,7 +43,7 @@ func openPostgres(ctx context.Context, opts Options) (*Store, error) {
 	// A store shared by hosts keeps banked output in the database too, so
 	// any of them reads any job's output.
 	s := &Store{host: opts.Host, hostID: opts.HostID, shareArtifacts: true,
-		now: opts.Now, readOnly: opts.ReadOnly, d: postgresDialect, dsn: opts.DSN}
+		now: opts.Now, readOnly: opts.ReadOnly, d: postgresDialect, dsn: opts.DSN, notices: newNotices(cfg)}
 	if opts.Path != "" {
 		if s.path, err = filepath.Abs(opts.Path); err != nil {
 			return nil, fmt.Errorf("open store %s: %w", opts.Path, err)

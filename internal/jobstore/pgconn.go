@@ -3,9 +3,13 @@ package jobstore
 import (
 	"context"
 	"database/sql/driver"
+	"fmt"
 	"regexp"
+	"strconv"
 	"sync"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/jmoiron/sqlx"
 )
 
@@ -82,7 +86,56 @@ func (c *pgConn) PrepareContext(ctx context.Context, query string) (driver.Stmt,
 }
 
 func (c *pgConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	return c.inner().BeginTx(ctx, opts)
+	pc, ok := c.Conn.(*stdlib.Conn)
+	if ctx.Value(writerTxKey{}) == nil || opts.ReadOnly || opts.Isolation != 0 {
+		return c.inner().BeginTx(ctx, opts)
+	}
+	if !ok {
+		return nil, fmt.Errorf("begin a write transaction: the connection is a %T, not pgx's (open the store with jobstore.Open)", c.Conn)
+	}
+	// A write transaction: BEGIN and the store's write lock in one round
+	// trip (one simple-protocol message of two statements).
+	if _, err := pc.Conn().Exec(ctx, lockedBegin); err != nil {
+		if pc.Conn().PgConn().TxStatus() != 'I' {
+			_, _ = pc.Conn().Exec(context.WithoutCancel(ctx), "ROLLBACK")
+		}
+		return nil, fmt.Errorf("take the store's write lock: %w", err)
+	}
+	return &pgWriteTx{conn: pc.Conn()}, nil
+}
+
+// writerTxKey marks the context of a write transaction (Store.inTx): the
+// connection begins it already holding the store's write lock.
+type writerTxKey struct{}
+
+// withWriterTx returns ctx marked as a write transaction's.
+func withWriterTx(ctx context.Context) context.Context {
+	return context.WithValue(ctx, writerTxKey{}, true)
+}
+
+// lockedBegin begins a transaction and takes the store's write lock
+// (dialect.lockWriter says what it serialises).
+var lockedBegin = "BEGIN; SELECT pg_advisory_xact_lock(" + strconv.FormatInt(writerLockKey, 10) + ")"
+
+// pgWriteTx is a write transaction begun by lockedBegin.
+type pgWriteTx struct{ conn *pgx.Conn }
+
+// Commit commits; a transaction the server had already aborted answers
+// COMMIT with ROLLBACK, which is an error here, as in pgx's own Tx.
+func (t *pgWriteTx) Commit() error {
+	tag, err := t.conn.Exec(context.Background(), "COMMIT")
+	if err == nil && tag.String() == "ROLLBACK" {
+		return pgx.ErrTxCommitRollback
+	}
+	return err
+}
+
+func (t *pgWriteTx) Rollback() error {
+	if t.conn.PgConn().TxStatus() == 'I' {
+		return nil
+	}
+	_, err := t.conn.Exec(context.Background(), "ROLLBACK")
+	return err
 }
 
 // CheckNamedValue stores a Go bool as the 0/1 integer both schemas use

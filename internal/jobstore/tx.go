@@ -23,12 +23,12 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 	if s.readOnly {
 		return ErrReadOnly
 	}
-	tx, err := s.w.BeginTxx(ctx, nil)
+	tx, err := s.w.BeginTxx(s.d.writerTx(ctx), nil)
 	if err != nil {
 		return describeWriteError(fmt.Errorf("begin: %w", err))
 	}
 	defer tx.Rollback()
-	if err := s.d.lockWriter(ctx, tx); err != nil {
+	if err := s.d.lockWriter(s.d.writerTx(ctx), tx); err != nil {
 		return describeWriteError(err)
 	}
 	if err := fn(tx); err != nil {
