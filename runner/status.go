@@ -196,6 +196,7 @@ func (r *Runner) Await(ctx context.Context, id string, maxWait time.Duration) (*
 	timer := time.NewTimer(maxWait)
 	defer timer.Stop()
 	var watch *dirWatch
+	reread := false
 	defer func() {
 		if watch != nil {
 			watch.Close()
@@ -223,9 +224,17 @@ func (r *Runner) Await(ctx context.Context, id string, maxWait time.Duration) (*
 			continue
 		} else {
 			if watch == nil {
-				if w, err := watchDir(r.jobDir(id)); err == nil {
+				w, err := watchDir(r.jobDir(id))
+				if err == nil {
 					watch = w
 					continue // re-read: the settle may have landed before the watch
+				}
+				if !reread {
+					// The directory is gone or was never here: the
+					// settle may have landed (an in-process supervisor
+					// that just ended), so read once more before waiting.
+					reread = true
+					continue
 				}
 			}
 			if watch != nil {
