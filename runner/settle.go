@@ -96,10 +96,18 @@ func (s *supervisor) settle(ctx context.Context, out *outcome, streams map[bgcmd
 			rec.Error = joinMsg(rec.Error, "exit record not written: "+unrecorded.Error())
 		}
 		rec.Error = joinMsg(rec.Error, strings.Join(notes, "; "))
-		return s.store.Settle(ctx, settleParams(s.job.ID, rec, arts, 0))
+		p := settleParams(s.job.ID, rec, arts, 0)
+		got, err := s.store.Settle(ctx, p)
+		if err == nil {
+			s.settledArts = p.Artifacts // the store gave them their ids
+		}
+		return got, err
 	}
-	_, err := retrySettle(ctx, attempt)
+	got, err := retrySettle(ctx, attempt)
 	if err == nil {
+		// What the settle returned is what Await reports: no read after
+		// the write.
+		s.settled = got
 		// Told whatever happened to the logs: the settle is in the store.
 		afterSettle(s.store, s.arts, filepath.Dir(s.dir), s.job.ID)
 	}
