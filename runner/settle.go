@@ -31,7 +31,8 @@ const (
 // nothing), then the banked artifacts and the terminal transition in one
 // transaction, then the job directory is removed in the background (Close
 // of the runner and the end of a detached supervisor wait for it, as for
-// the settle hook).
+// the settle hook); an in-process supervisor empties it and keeps it as a
+// spare for the next start instead (recycleJobDir).
 //
 // When that cannot be done yet (a full disk, a database busy or
 // unavailable) the settle is pending: the exit record stays in the job
@@ -41,7 +42,7 @@ const (
 // rather than settled without them. Attempts wake on a timer and stop when
 // ctx ends or settleRetryFor has passed.
 func (s *supervisor) settle(ctx context.Context, out *outcome, streams map[bgcmd.Stream]*artifacts.Capture) {
-	rec := &exitRecord{State: out.state, ExitCode: out.exitCode, Signal: out.signal,
+	rec := &exitRecord{JobID: s.job.ID, State: out.state, ExitCode: out.exitCode, Signal: out.signal,
 		Error: out.err, FinishedAt: s.now().UTC(), Detail: out.detail, Usage: out.usage,
 		Streams: map[bgcmd.Stream]*artifacts.Summary{}}
 	for st, c := range streams {
@@ -95,10 +96,18 @@ func (s *supervisor) settle(ctx context.Context, out *outcome, streams map[bgcmd
 			rec.Error = joinMsg(rec.Error, "exit record not written: "+unrecorded.Error())
 		}
 		rec.Error = joinMsg(rec.Error, strings.Join(notes, "; "))
-		return s.store.Settle(ctx, settleParams(s.job.ID, rec, arts, 0))
+		p := settleParams(s.job.ID, rec, arts, 0)
+		got, err := s.store.Settle(ctx, p)
+		if err == nil {
+			s.settledArts = p.Artifacts // the store gave them their ids
+		}
+		return got, err
 	}
-	_, err := retrySettle(ctx, attempt)
+	got, err := retrySettle(ctx, attempt)
 	if err == nil {
+		// What the settle returned is what Await reports: no read after
+		// the write.
+		s.settled = got
 		// Told whatever happened to the logs: the settle is in the store.
 		afterSettle(s.store, s.arts, filepath.Dir(s.dir), s.job.ID)
 	}
@@ -107,7 +116,11 @@ func (s *supervisor) settle(ctx context.Context, out *outcome, streams map[bgcmd
 		pendingHooks.Add(1)
 		go func() {
 			defer pendingHooks.Done()
-			os.RemoveAll(s.dir)
+			if s.reapers != nil {
+				recycleJobDir(s.dir) // in process: kept for the next start
+			} else {
+				os.RemoveAll(s.dir)
+			}
 		}()
 	}
 	// A slot is free and a dependency settled: start what is due.

@@ -98,7 +98,7 @@ func (r *Runner) Start(ctx context.Context, argv []string, o StartOptions) (*bgc
 		return r.enqueue(ctx, job, o, dec.Env, dec.Dir, lim)
 	}
 	dir := r.jobDir(job.ID)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := makeJobDir(dir); err != nil {
 		return nil, fmt.Errorf("start: create job directory %s: %w (check that the home is writable and has space)", dir, err)
 	}
 	// A detached supervisor starts now: its start-up and its opening of

@@ -66,6 +66,12 @@ func (r *Runner) Counters(ctx context.Context, session string) (bgcmd.Counters, 
 }
 
 func (r *Runner) status(ctx context.Context, rec *jobstore.Record, markSeen bool) (*bgcmd.Status, error) {
+	return r.statusOf(ctx, rec, markSeen, nil)
+}
+
+// statusOf is status with the settled job's artifacts when the caller has
+// them (arts non-nil); nil reads them from the store.
+func (r *Runner) statusOf(ctx context.Context, rec *jobstore.Record, markSeen bool, arts []bgcmd.Artifact) (*bgcmd.Status, error) {
 	j := &rec.Job
 	s := &bgcmd.Status{
 		ID: j.ID, Session: j.Session, Host: j.Host, HostID: j.HostID, Argv: j.Argv, Exe: j.Exe, ExeSHA256: j.ExeSHA256, Cwd: j.Cwd, State: j.State,
@@ -84,9 +90,11 @@ func (r *Runner) status(ctx context.Context, rec *jobstore.Record, markSeen bool
 	}
 	var sources [2]artifacts.Source
 	if j.State.Settled() {
-		arts, err := r.store.Artifacts(ctx, j.ID)
-		if err != nil {
-			return nil, err
+		if arts == nil {
+			var err error
+			if arts, err = r.store.Artifacts(ctx, j.ID); err != nil {
+				return nil, err
+			}
 		}
 		for _, a := range arts {
 			ss := bgcmd.StreamStatus{Bytes: a.Bytes, SHA256: a.SHA256, ArtifactID: a.ID, Capped: a.Capped}
@@ -196,11 +204,26 @@ func (r *Runner) Await(ctx context.Context, id string, maxWait time.Duration) (*
 	timer := time.NewTimer(maxWait)
 	defer timer.Stop()
 	var watch *dirWatch
+	reread := false
 	defer func() {
 		if watch != nil {
 			watch.Close()
 		}
 	}()
+	if sup := r.liveSupervisor(id); sup != nil {
+		// Supervised here: its settle hands over the settled row, so
+		// there is nothing to read before or after.
+		select {
+		case <-sup.done:
+			if sup.settled != nil {
+				return r.statusOf(ctx, sup.settled, false, sup.settledArts)
+			}
+		case <-timer.C:
+			return r.Status(ctx, id)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	// Another host's job on PostgreSQL: its settle's NOTIFY wakes the wait.
 	var notices <-chan struct{}
 	for {
@@ -234,9 +257,17 @@ func (r *Runner) Await(ctx context.Context, id string, maxWait time.Duration) (*
 			wake = notices
 		} else {
 			if watch == nil {
-				if w, err := watchDir(r.jobDir(id)); err == nil {
+				w, err := watchDir(r.jobDir(id))
+				if err == nil {
 					watch = w
 					continue // re-read: the settle may have landed before the watch
+				}
+				if !reread {
+					// The directory is gone or was never here: the
+					// settle may have landed (an in-process supervisor
+					// that just ended), so read once more before waiting.
+					reread = true
+					continue
 				}
 			}
 			if watch != nil {

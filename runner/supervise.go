@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -28,6 +29,10 @@ const pipeSize = 1 << 20
 
 // readBufSize is the pump's read buffer.
 const readBufSize = 256 << 10
+
+// pumpBufs keeps the pumps' read buffers for the next job: two fresh ones
+// per job were most of a short job's garbage.
+var pumpBufs = sync.Pool{New: func() any { b := make([]byte, readBufSize); return &b }}
 
 // killPoll is how often a supervisor reads its job's row for a kill
 // request: the truth under the kill request file and the kill tick.
@@ -74,6 +79,10 @@ type supervisor struct {
 	liveSizes     [2]int64
 	// done is closed once the job has settled (or settling failed).
 	done chan struct{}
+	// settled is the job's row as the settle wrote it and settledArts its
+	// artifacts, both set before done is closed; nil when it did not settle.
+	settled     *jobstore.Record
+	settledArts []bgcmd.Artifact
 	// containment is how the job's descendants are kept in the job; binary
 	// is the executable re-executed as its reaper (containReaper), reapers
 	// the runner's pool of them.
@@ -347,7 +356,9 @@ func (s *supervisor) checkKill(ctx context.Context, pgid int, delivered string, 
 // (reported on failed), or the read end is closed.
 func pump(r *os.File, c *artifacts.Capture, st bgcmd.Stream, capHit chan<- bgcmd.Stream, failed chan<- error, done chan<- struct{}) {
 	defer func() { done <- struct{}{} }()
-	buf := make([]byte, readBufSize)
+	bp := pumpBufs.Get().(*[]byte)
+	defer pumpBufs.Put(bp)
+	buf := *bp
 	for {
 		n, err := r.Read(buf)
 		if n > 0 {

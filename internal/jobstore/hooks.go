@@ -65,6 +65,13 @@ func (s *Store) ClaimSettleHook(ctx context.Context, jobID, by string) (hook *Se
 	if s.readOnly {
 		return nil, false, nil
 	}
+	// Most jobs have no hook: a read finds that without taking the write
+	// lock (the row, if any, was committed with the job, before it ran).
+	var waiting int
+	if err := s.r.GetContext(ctx, &waiting, `SELECT COUNT(*) FROM hook_runs
+		WHERE job_id = ? AND claimed_at IS NULL`, jobID); err == nil && waiting == 0 {
+		return nil, false, nil
+	}
 	var row struct {
 		Argv       string `db:"argv"`
 		SearchPath string `db:"search_path"`
