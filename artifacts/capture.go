@@ -237,10 +237,19 @@ func (c *Capture) Close() error {
 	if err := c.f.Sync(); err != nil {
 		errs = append(errs, fmt.Errorf("close capture: sync %s: %w", c.path, err))
 	}
+	fi, serr := c.f.Stat()
 	if err := c.f.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("close capture: %w", err))
 	}
-	return errors.Join(errs...)
+	err := errors.Join(errs...)
+	if err == nil && serr == nil && fi.Size() == c.final.Bytes {
+		// Bank checks this capture's index cheaply (see sealed.go).
+		s := sealedLog{log: fi, sha256: c.final.SHA256, hasIdx: c.dg.idx != nil,
+			stride: c.dg.ix.stride, idxSize: c.dg.idxSize}
+		c.dg.idxHash.Sum(s.idxSum[:0])
+		seal(c.path, s)
+	}
+	return err
 }
 
 // ring keeps the last len(buf) bytes written to it.

@@ -36,12 +36,14 @@ type digester struct {
 	hash    hash.Hash
 	ix      *indexer
 	idxPath string
-	idx     *os.File // created at the first record
-	err     error    // the first index write error; no records are written after it
+	idx     *os.File  // created at the first record
+	idxHash hash.Hash // of every byte written to idx
+	idxSize int64
+	err     error // the first index write error; no records are written after it
 }
 
 func newDigester(idxPath string, stride int64) *digester {
-	d := &digester{hash: sha256.New(), ix: newIndexer(stride), idxPath: idxPath}
+	d := &digester{hash: sha256.New(), ix: newIndexer(stride), idxPath: idxPath, idxHash: sha256.New()}
 	d.cond.L = &d.mu
 	return d
 }
@@ -106,9 +108,12 @@ func (d *digester) process(b []byte) {
 	if d.idx == nil {
 		f, err := os.OpenFile(d.idxPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 		if err == nil {
-			if _, err = f.Write(encodeHeader(d.ix.stride)); err != nil {
+			h := encodeHeader(d.ix.stride)
+			if _, err = f.Write(h); err != nil {
 				_ = f.Close()
 			}
+			d.idxHash.Write(h)
+			d.idxSize += int64(len(h))
 		}
 		if err != nil {
 			d.err = fmt.Errorf("create index: %w", err)
@@ -119,6 +124,8 @@ func (d *digester) process(b []byte) {
 	if _, err := d.idx.Write(recs); err != nil {
 		d.err = fmt.Errorf("write index: %w", err)
 	}
+	d.idxHash.Write(recs)
+	d.idxSize += int64(len(recs))
 }
 
 // wait returns once every submitted batch is processed.
