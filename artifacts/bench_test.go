@@ -275,7 +275,7 @@ func BenchmarkCapture(b *testing.B) {
 		}
 		return c
 	}
-	c := newCap(0)
+	c, name := newCap(0), filepath.Join(dir, "out0.log")
 	b.SetBytes(int64(len(captureChunk)))
 	cpu := startCPU(b)
 	b.ResetTimer()
@@ -286,8 +286,9 @@ func BenchmarkCapture(b *testing.B) {
 		if c.Written() >= rotateEvery {
 			b.StopTimer()
 			_ = c.Close()
-			_ = os.Remove(filepath.Join(dir, fmt.Sprintf("out%d.log", i)))
-			c = newCap(i + 1)
+			_ = os.Remove(name)
+			_ = os.Remove(name + IndexSuffix)
+			c, name = newCap(i+1), filepath.Join(dir, fmt.Sprintf("out%d.log", i+1))
 			b.StartTimer()
 		}
 	}

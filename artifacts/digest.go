@@ -22,6 +22,11 @@ const (
 	maxQueued = 4
 )
 
+// writebackEvery is how many bytes of log the digester lets accumulate
+// before it starts their writeback to disk (so that the fsync at Close has
+// only the tail left to flush).
+const writebackEvery = 8 << 20
+
 // digester turns batches of written bytes, in order, into the hash, the
 // counts and the index records appended to the index file.
 type digester struct {
@@ -39,7 +44,9 @@ type digester struct {
 	idx     *os.File  // created at the first record
 	idxHash hash.Hash // of every byte written to idx
 	idxSize int64
-	err     error // the first index write error; no records are written after it
+	log     *os.File // the log, set before the first batch is submitted
+	flushed int64    // how much of the log startWriteback has been given
+	err     error    // the first index write error; no records are written after it
 }
 
 func newDigester(idxPath string, stride int64) *digester {
@@ -101,6 +108,11 @@ func (d *digester) drain() {
 func (d *digester) process(b []byte) {
 	d.hash.Write(b)
 	d.ix.write(b)
+	if done := d.ix.pos; done-d.flushed >= writebackEvery {
+		// Off the writer's path: the call may wait for the device's queue.
+		startWriteback(d.log, d.flushed, done-d.flushed)
+		d.flushed = done
+	}
 	recs := d.ix.takeRecords()
 	if len(recs) == 0 || d.err != nil {
 		return
