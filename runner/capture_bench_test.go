@@ -36,7 +36,10 @@ import (
 //
 // Each sample also reads the supervisor's peak RSS (VmHWM) by polling its
 // /proc status while it runs, and the peak of a supervisor of a job that
-// writes nothing, for comparison.
+// writes nothing, for comparison; and the CPU seconds per GiB of the
+// supervisor (cpu-s/GiB) beside those of the pipe floor's copier
+// (pipe-cpu-s/GiB): on a shared machine, wall time says little about a
+// capture that hashes on a second core, CPU time says what it costs.
 
 // bgcmdPipeSize and bgcmdReadBuf are the pipe size and read buffer of
 // bgcmd's pumps (runner/supervise.go): the pipe floor uses the same.
