@@ -96,6 +96,7 @@ func (s *Store) bank(logPath string, sum *Summary, place func(logPath, target st
 	if err := place(logPath, target, got.Bytes); err != nil {
 		return Summary{}, "", fmt.Errorf("bank %s: %w", logPath, err)
 	}
+	unseal(logPath)
 	return got, target, nil
 }
 
@@ -113,7 +114,13 @@ func (s *Store) settle(logPath string, sum *Summary) (Summary, error) {
 	}
 	idxPath := logPath + IndexSuffix
 	var got Summary
-	if sum != nil && sum.Bytes == fi.Size() && bgcmd.ValidSHA256(sum.SHA256) && indexMatches(idxPath, f, fi.Size()) {
+	trusted := sum != nil && sum.Bytes == fi.Size() && bgcmd.ValidSHA256(sum.SHA256)
+	if trusted && sealedIndexMatches(logPath, f, fi, sum) {
+		// Closed, fsynced, by a capture of this process: its index is the
+		// one it wrote.
+		return *sum, nil
+	}
+	if trusted && indexMatches(idxPath, f, fi.Size()) {
 		got = *sum
 	} else {
 		var recs []byte

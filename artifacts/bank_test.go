@@ -179,3 +179,59 @@ func indexMatchesFile(t *testing.T, path string) bool {
 	require.NoError(t, err)
 	return indexMatches(path+IndexSuffix, f, fi.Size())
 }
+
+func TestBankOfAClosedCaptureStillRebuildsADamagedIndex(t *testing.T) {
+	t.Parallel()
+	for name, damage := range staleCases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			home := t.TempDir()
+			store := &Store{Dir: filepath.Join(home, "artifacts")}
+			sum, path := closedCapture(t, home, "out.log", trickyText(200_000))
+			fi, err := os.Stat(path)
+			require.NoError(t, err)
+			f, err := os.Open(path)
+			require.NoError(t, err)
+			defer f.Close()
+			require.True(t, sealedIndexMatches(path, f, fi, &sum), "the capture's own index, untouched")
+			damage(t, path, path+IndexSuffix)
+			content, err := os.ReadFile(path)
+			require.NoError(t, err)
+
+			got, artifact, err := store.Bank(path, &sum)
+			require.NoError(t, err)
+			require.True(t, indexMatchesFile(t, artifact), "the banked index describes the banked log")
+			want := sha256.Sum256(content)
+			if name == "log replaced" {
+				require.Equal(t, hex.EncodeToString(want[:]), got.SHA256, "the log is the truth")
+			}
+			require.NoError(t, store.Verify(got.SHA256))
+		})
+	}
+}
+
+func TestSealedIndexIsForgottenOnceBankedAndNotTrustedForAnotherFile(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	sum, path := closedCapture(t, home, "out.log", trickyText(100_000))
+	// Another file of the same size and name: not what the capture closed.
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(path))
+	require.NoError(t, os.WriteFile(path, data, 0o600))
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	require.False(t, sealedIndexMatches(path, f, fi, &sum))
+
+	sum2, path2 := closedCapture(t, home, "out2.log", trickyText(100_000))
+	store := &Store{Dir: filepath.Join(home, "artifacts")}
+	_, _, err = store.Bank(path2, &sum2)
+	require.NoError(t, err)
+	sealed.mu.Lock()
+	_, kept := sealed.byLog[path2]
+	sealed.mu.Unlock()
+	require.False(t, kept, "a banked log is forgotten")
+}

@@ -53,11 +53,8 @@ type Capture struct {
 	dg     *digester
 	capped bool
 	closed bool
-	// flushed is how much of the log has been handed to the kernel's
-	// writeback (startWriteback), every writebackEvery bytes.
-	flushed int64
-	err     error   // the first write error, returned by every later Write
-	final   Summary // set by Close
+	err    error   // the first write error, returned by every later Write
+	final  Summary // set by Close
 }
 
 // NewCapture returns a Capture for the log at opts.Path. It creates no file:
@@ -107,6 +104,7 @@ func (c *Capture) open() error {
 		return fmt.Errorf("create log: %w", err)
 	}
 	c.f = f
+	c.dg.log = f // before the first batch: the digester starts its writeback
 	return nil
 }
 
@@ -143,10 +141,6 @@ func (c *Capture) Write(p []byte) (int, error) {
 		var err error
 		n, err = c.f.Write(want)
 		c.account(want[:n])
-		if w := c.written.Load(); w-c.flushed >= writebackEvery {
-			startWriteback(c.f, c.flushed, w-c.flushed)
-			c.flushed = w
-		}
 		if err != nil {
 			c.err = err // *fs.PathError: names the log already
 			return n, c.err
@@ -158,10 +152,6 @@ func (c *Capture) Write(p []byte) (int, error) {
 	}
 	return n, nil
 }
-
-// writebackEvery is how many bytes of log a capture lets accumulate before
-// it starts their writeback to disk.
-const writebackEvery = 8 << 20
 
 // account records p, just written to the log: the tail, the batch for the
 // digester, and the byte count.
@@ -237,10 +227,19 @@ func (c *Capture) Close() error {
 	if err := c.f.Sync(); err != nil {
 		errs = append(errs, fmt.Errorf("close capture: sync %s: %w", c.path, err))
 	}
+	fi, serr := c.f.Stat()
 	if err := c.f.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("close capture: %w", err))
 	}
-	return errors.Join(errs...)
+	err := errors.Join(errs...)
+	if err == nil && serr == nil && fi.Size() == c.final.Bytes {
+		// Bank checks this capture's index cheaply (see sealed.go).
+		s := sealedLog{log: fi, sha256: c.final.SHA256, hasIdx: c.dg.idx != nil,
+			stride: c.dg.ix.stride, idxSize: c.dg.idxSize}
+		c.dg.idxHash.Sum(s.idxSum[:0])
+		seal(c.path, s)
+	}
+	return err
 }
 
 // ring keeps the last len(buf) bytes written to it.

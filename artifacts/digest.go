@@ -22,6 +22,11 @@ const (
 	maxQueued = 4
 )
 
+// writebackEvery is how many bytes of log the digester lets accumulate
+// before it starts their writeback to disk (so that the fsync at Close has
+// only the tail left to flush).
+const writebackEvery = 8 << 20
+
 // digester turns batches of written bytes, in order, into the hash, the
 // counts and the index records appended to the index file.
 type digester struct {
@@ -36,12 +41,16 @@ type digester struct {
 	hash    hash.Hash
 	ix      *indexer
 	idxPath string
-	idx     *os.File // created at the first record
+	idx     *os.File  // created at the first record
+	idxHash hash.Hash // of every byte written to idx
+	idxSize int64
+	log     *os.File // the log, set before the first batch is submitted
+	flushed int64    // how much of the log startWriteback has been given
 	err     error    // the first index write error; no records are written after it
 }
 
 func newDigester(idxPath string, stride int64) *digester {
-	d := &digester{hash: sha256.New(), ix: newIndexer(stride), idxPath: idxPath}
+	d := &digester{hash: sha256.New(), ix: newIndexer(stride), idxPath: idxPath, idxHash: sha256.New()}
 	d.cond.L = &d.mu
 	return d
 }
@@ -99,6 +108,11 @@ func (d *digester) drain() {
 func (d *digester) process(b []byte) {
 	d.hash.Write(b)
 	d.ix.write(b)
+	if done := d.ix.pos; done-d.flushed >= writebackEvery {
+		// Off the writer's path: the call may wait for the device's queue.
+		startWriteback(d.log, d.flushed, done-d.flushed)
+		d.flushed = done
+	}
 	recs := d.ix.takeRecords()
 	if len(recs) == 0 || d.err != nil {
 		return
@@ -106,9 +120,12 @@ func (d *digester) process(b []byte) {
 	if d.idx == nil {
 		f, err := os.OpenFile(d.idxPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 		if err == nil {
-			if _, err = f.Write(encodeHeader(d.ix.stride)); err != nil {
+			h := encodeHeader(d.ix.stride)
+			if _, err = f.Write(h); err != nil {
 				_ = f.Close()
 			}
+			d.idxHash.Write(h)
+			d.idxSize += int64(len(h))
 		}
 		if err != nil {
 			d.err = fmt.Errorf("create index: %w", err)
@@ -119,6 +136,8 @@ func (d *digester) process(b []byte) {
 	if _, err := d.idx.Write(recs); err != nil {
 		d.err = fmt.Errorf("write index: %w", err)
 	}
+	d.idxHash.Write(recs)
+	d.idxSize += int64(len(recs))
 }
 
 // wait returns once every submitted batch is processed.

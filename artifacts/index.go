@@ -150,10 +150,23 @@ type index struct {
 	stride int64
 	n      int64 // records that describe the log as the reader sees it
 	cache  map[int64]checkpoint
+	// block holds the records from blockFrom of the last read of more than
+	// a few at once (the search's final block), outside the map.
+	block     []checkpoint
+	blockFrom int64
 }
 
 func newIndex(r io.ReaderAt, stride, n int64) *index {
 	return &index{r: r, stride: stride, n: n, cache: map[int64]checkpoint{}}
+}
+
+// cached returns record i if a read brought it.
+func (ix *index) cached(i int64) (checkpoint, bool) {
+	if k := i - ix.blockFrom; k >= 0 && k < int64(len(ix.block)) {
+		return ix.block[k], true
+	}
+	c, ok := ix.cache[i]
+	return c, ok
 }
 
 // loadIndex checks the header and size of an index of idxSize bytes against
@@ -190,13 +203,14 @@ func loadIndex(r io.ReaderAt, idxSize, logSize int64, final bool) (*index, error
 // record returns record i (0-based: it marks (i+1)*stride), reading it
 // unless an earlier read brought it.
 func (ix *index) record(i int64) (checkpoint, error) {
-	if c, ok := ix.cache[i]; ok {
+	if c, ok := ix.cached(i); ok {
 		return c, nil
 	}
 	if err := ix.load(i, i+1); err != nil {
 		return checkpoint{}, err
 	}
-	return ix.cache[i], nil
+	c, _ := ix.cached(i)
+	return c, nil
 }
 
 // load reads the records in [from, to), clipped to the index, with one
@@ -206,16 +220,35 @@ func (ix *index) load(from, to int64) error {
 	if from >= to {
 		return nil
 	}
-	b := make([]byte, (to-from)*recordSize)
+	if k := from - ix.blockFrom; k >= 0 && to-ix.blockFrom <= int64(len(ix.block)) {
+		return nil // the block holds them
+	}
+	var small [4 * recordSize]byte
+	b := small[:]
+	if to-from > 4 {
+		b = make([]byte, (to-from)*recordSize)
+	}
+	b = b[:(to-from)*recordSize]
 	if _, err := ix.r.ReadAt(b, headerSize+from*recordSize); err != nil {
 		return fmt.Errorf("%w: records %d to %d: %v", errStaleIndex, from, to, err)
+	}
+	var block []checkpoint
+	if to-from > 4 {
+		block = make([]checkpoint, 0, to-from)
 	}
 	for i := from; i < to; i++ {
 		c, err := ix.decode(i, b[(i-from)*recordSize:])
 		if err != nil {
 			return err
 		}
-		ix.cache[i] = c
+		if block != nil {
+			block = append(block, c)
+		} else {
+			ix.cache[i] = c
+		}
+	}
+	if block != nil {
+		ix.block, ix.blockFrom = block, from
 	}
 	return nil
 }
@@ -239,13 +272,15 @@ func (ix *index) decode(i int64, b []byte) (checkpoint, error) {
 // byChars returns the index of the last record at or before character
 // target, -1 for the origin.
 func (ix *index) byChars(target int64) (int64, error) {
-	return ix.search(func(c checkpoint) bool { return c.chars > target })
+	return ix.search(func(c checkpoint) bool { return c.chars > target },
+		func(c checkpoint) int64 { return c.chars }, target)
 }
 
 // byLines returns the index of the last record before the start of line
 // target (so that the target-th '\n' lies after it), -1 for the origin.
 func (ix *index) byLines(target int64) (int64, error) {
-	return ix.search(func(c checkpoint) bool { return c.lines >= target })
+	return ix.search(func(c checkpoint) bool { return c.lines >= target },
+		func(c checkpoint) int64 { return c.lines }, target)
 }
 
 // searchBlock is how many records the binary search reads at once when
@@ -255,8 +290,32 @@ const searchBlock = 128
 // search binary-searches for the first record past the target and returns
 // the index of the one before it (-1 when the first is already past). It
 // checks that the two records really bracket the target.
-func (ix *index) search(past func(checkpoint) bool) (int64, error) {
+//
+// It first reads the block of records where the target would be if the
+// log's characters (or lines) were spread evenly, as the last record's
+// count says (measure is that count, target the position searched): on
+// most logs the target is in that block and the search needs one read of
+// the index instead of one per halving. A wrong guess only narrows the
+// range the binary search then halves.
+func (ix *index) search(past func(checkpoint) bool, measure func(checkpoint) int64, target int64) (int64, error) {
 	lo, hi := int64(0), ix.n
+	if last, ok := ix.cached(ix.n - 1); ok && ix.n > searchBlock && measure(last) > 0 {
+		guess := int64(float64(ix.n) * float64(target) / float64(measure(last)))
+		from := min(max(guess-searchBlock/2, 0), ix.n-searchBlock)
+		if err := ix.load(from, from+searchBlock); err != nil {
+			return 0, err
+		}
+		first, _ := ix.cached(from)
+		end, _ := ix.cached(from + searchBlock - 1)
+		switch {
+		case past(first):
+			hi = from
+		case !past(end):
+			lo = from + searchBlock
+		default:
+			lo, hi = from+1, from+searchBlock-1
+		}
+	}
 	for lo < hi {
 		if hi-lo <= searchBlock {
 			if err := ix.load(lo-1, hi+1); err != nil {

@@ -185,3 +185,29 @@ func TestLiveIndexMayLagOrLeadTheLog(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, string(bytes.Join(lines[len(lines)-2:], nil)), res.Text)
 }
+
+func TestSearchFindsPagesWhereTheGuessFromAnEvenSpreadMisses(t *testing.T) {
+	t.Parallel()
+	// ASCII lines first, then four-byte characters without newlines, then
+	// ASCII again: the characters and lines are far from evenly spread, so
+	// the first block the search reads is mostly the wrong one.
+	var content []byte
+	content = append(content, bytes.Repeat([]byte("0123456789abcde\n"), 6000)...)
+	content = append(content, bytes.Repeat([]byte("😀"), 30000)...)
+	content = append(content, bytes.Repeat([]byte("x\n"), 3000)...)
+	dir := t.TempDir()
+	c, path := capture(t, dir, "uneven.log", content, 4096, 16)
+	require.NoError(t, c.Close())
+	chars, lines := refChars(content), refLines(content)
+	src := Source{Path: path, Final: true}
+	for _, o := range []int{0, 1, 5000, 95999, 96000, 96001, 110000, 125999, 126000, 126001, len(chars) - 3} {
+		res, err := Read(src, Page{Unit: UnitChars, Offset: int64(o), Limit: 3})
+		require.NoError(t, err)
+		require.Equal(t, refText(bytes.Join(chars[o:min(o+3, len(chars))], nil)), res.Text, "char %d", o)
+	}
+	for _, o := range []int{0, 1, 3000, 5999, 6000, 6001, 7500, len(lines) - 1} {
+		res, err := Read(src, Page{Unit: UnitLines, Offset: int64(o), Limit: 1})
+		require.NoError(t, err)
+		require.Equal(t, string(lines[o]), res.Text, "line %d", o)
+	}
+}

@@ -2,7 +2,6 @@ package artifacts
 
 import (
 	"encoding/binary"
-	"math/bits"
 	"strings"
 	"unicode/utf8"
 )
@@ -60,30 +59,86 @@ func (rc *runeCounter) write(p []byte) {
 // of an unfinished sequence is then one invalid character.
 func (rc *runeCounter) total() int64 { return rc.chars + int64(rc.n) }
 
-// countRunes returns utf8.RuneCount(p), fast for valid text: valid UTF-8
-// has one character per byte that is not a continuation byte, and
-// utf8.Valid and the count below both skip ASCII eight bytes at a time.
-// (A single pass decoding the non-ASCII words measured slower.)
+// countRunes returns utf8.RuneCount(p) in one pass shaped like
+// utf8.Valid's: ASCII is skipped a word at a time, up to four words per
+// step, and each other sequence is checked against the tables utf8 itself
+// uses (leadInfo, secondRange), an invalid byte counting one character as
+// utf8.DecodeRune makes it. (utf8.Valid followed by a count of the
+// continuation bytes read the text twice: about twice the time on build
+// logs, four times on ASCII.)
 func countRunes(p []byte) int {
-	if !utf8.Valid(p) {
-		return utf8.RuneCount(p)
-	}
-	cont := 0
-	i := 0
-	for ; i+8 <= len(p); i += 8 {
-		w := binary.LittleEndian.Uint64(p[i:])
-		if w&asciiMask == 0 {
+	p = p[:len(p):len(p)]
+	n := 0
+	for len(p) > 0 {
+		p0 := p[0]
+		if p0 < utf8.RuneSelf {
+			p = p[1:]
+			n++
+			if len(p) > 8 && binary.LittleEndian.Uint64(p)&asciiMask == 0 {
+				p = p[8:]
+				n += 8
+				for len(p) > 32 && (binary.LittleEndian.Uint64(p)|binary.LittleEndian.Uint64(p[8:])|
+					binary.LittleEndian.Uint64(p[16:])|binary.LittleEndian.Uint64(p[24:]))&asciiMask == 0 {
+					p = p[32:]
+					n += 32
+				}
+			}
 			continue
 		}
-		// A continuation byte is 10xxxxxx: bit 7 set, bit 6 clear.
-		cont += bits.OnesCount64(w & ^(w << 1) & asciiMask)
-	}
-	for ; i < len(p); i++ {
-		if p[i]&0xC0 == 0x80 {
-			cont++
+		n++
+		x := leadInfo[p0]
+		r := secondRange[x>>4]
+		switch x & 7 {
+		case 2:
+			if len(p) < 2 || p[1] < r.lo || r.hi < p[1] {
+				p = p[1:]
+				continue
+			}
+			p = p[2:]
+		case 3:
+			if len(p) < 3 || p[1] < r.lo || r.hi < p[1] || p[2] < 0x80 || 0xBF < p[2] {
+				p = p[1:]
+				continue
+			}
+			p = p[3:]
+		case 4:
+			if len(p) < 4 || p[1] < r.lo || r.hi < p[1] || p[2] < 0x80 || 0xBF < p[2] || p[3] < 0x80 || 0xBF < p[3] {
+				p = p[1:]
+				continue
+			}
+			p = p[4:]
+		default:
+			p = p[1:] // a byte that starts no sequence
 		}
 	}
-	return len(p) - cont
+	return n
+}
+
+// leadInfo describes each byte as the first of a sequence, as utf8's own
+// table does: the low 3 bits are the sequence's length (0 for a byte that
+// starts none), the high 4 bits index secondRange.
+var leadInfo = func() (t [256]uint8) {
+	for c := 0xC2; c <= 0xDF; c++ {
+		t[c] = 2
+	}
+	for c := 0xE0; c <= 0xEF; c++ {
+		t[c] = 3
+	}
+	t[0xE0] = 0x13
+	t[0xED] = 0x23
+	for c := 0xF0; c <= 0xF4; c++ {
+		t[c] = 4
+	}
+	t[0xF0] = 0x34
+	t[0xF4] = 0x44
+	return t
+}()
+
+// secondRange is the range the second byte of a sequence must lie in: any
+// continuation byte, or the narrower ranges after E0, ED, F0 and F4 that
+// exclude overlong forms, surrogates and code points past U+10FFFF.
+var secondRange = [5]struct{ lo, hi uint8 }{
+	{0x80, 0xBF}, {0xA0, 0xBF}, {0x80, 0x9F}, {0x90, 0xBF}, {0x80, 0x8F},
 }
 
 // incompleteSuffix returns where a trailing sequence that more bytes could

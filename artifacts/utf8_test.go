@@ -104,3 +104,38 @@ func TestDecodeTextShowsEachInvalidByteAsReplacement(t *testing.T) {
 		require.Equal(t, refText(b), decodeText(b))
 	}
 }
+
+func TestCountRunesAgreesWithRuneCountOnEveryShortSequence(t *testing.T) {
+	t.Parallel()
+	// Every lead byte and second byte (which holds the narrower ranges),
+	// with third and fourth bytes at the edges of the continuation range
+	// and just outside it, between ASCII runs
+	// long enough for the word-at-a-time skips.
+	edges := []byte{0x41, 0x80, 0xBF, 0xC0}
+	pad := []byte("0123456789abcdef0123456789abcdef0")
+	buf := make([]byte, 0, 2*len(pad)+4)
+	for b0 := 0x80; b0 <= 0xFF; b0++ {
+		for b1 := 0; b1 <= 0xFF; b1++ {
+			for _, b2 := range edges {
+				for _, b3 := range edges {
+					buf = append(append(append(buf[:0], pad...), byte(b0), byte(b1), b2, b3), pad...)
+					for _, p := range [][]byte{buf, buf[:len(pad)+3]} {
+						if got, want := countRunes(p), utf8.RuneCount(p); got != want {
+							t.Fatalf("countRunes(%q) = %d, utf8.RuneCount says %d", p, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func FuzzCountRunes(f *testing.F) {
+	f.Add([]byte("a日😀é\xff\xe4\xb8b"))
+	f.Add([]byte("\xed\xa0\x80\xf4\x90\x80\x80\xe0\x80\x80"))
+	f.Fuzz(func(t *testing.T, p []byte) {
+		if got, want := countRunes(p), utf8.RuneCount(p); got != want {
+			t.Fatalf("countRunes(%q) = %d, utf8.RuneCount says %d", p, got, want)
+		}
+	})
+}

@@ -36,7 +36,10 @@ import (
 //
 // Each sample also reads the supervisor's peak RSS (VmHWM) by polling its
 // /proc status while it runs, and the peak of a supervisor of a job that
-// writes nothing, for comparison.
+// writes nothing, for comparison; and the CPU seconds per GiB of the
+// supervisor (cpu-s/GiB) beside those of the pipe floor's copier
+// (pipe-cpu-s/GiB): on a shared machine, wall time says little about a
+// capture that hashes on a second core, CPU time says what it costs.
 
 // bgcmdPipeSize and bgcmdReadBuf are the pipe size and read buffer of
 // bgcmd's pumps (runner/supervise.go): the pipe floor uses the same.
@@ -80,12 +83,17 @@ func benchCapture(b *testing.B, large bool) {
 	for i := range sampleCount(b) {
 		ways := []func(){
 			func() {
-				d, peak := captureDetached(b, e, argv)
+				d, peak, cpu := captureDetached(b, e, argv)
 				s.op(d)
 				s.add("MB/s", mbps(d))
 				s.add("peak-rss-KiB", float64(peak))
+				s.add("cpu-s/GiB", cpuPerGiB(cpu))
 			},
-			func() { s.add("pipe-MB/s", mbps(pipeFloor(b, argv, filepath.Join(floorDir, fmt.Sprint("pipe", i))))) },
+			func() {
+				before := selfCPU(b)
+				s.add("pipe-MB/s", mbps(pipeFloor(b, argv, filepath.Join(floorDir, fmt.Sprint("pipe", i)))))
+				s.add("pipe-cpu-s/GiB", cpuPerGiB(selfCPU(b)-before))
+			},
 			func() {
 				s.add("direct-MB/s", mbps(directFile(b, argv, filepath.Join(floorDir, fmt.Sprint("direct", i)))))
 			},
@@ -99,19 +107,55 @@ func benchCapture(b *testing.B, large bool) {
 }
 
 // captureDetached runs argv through a detached supervisor until the job has
-// settled and returns the time that took and the supervisor's peak RSS.
-func captureDetached(b *testing.B, e *env, argv []string) (time.Duration, int64) {
+// settled and returns the time that took, the supervisor's peak RSS and the
+// CPU time it used (user and system, all its threads; the job's own CPU is
+// not in it).
+func captureDetached(b *testing.B, e *env, argv []string) (time.Duration, int64, time.Duration) {
 	ctx := context.Background()
 	start := time.Now()
 	j, err := e.r.Start(ctx, argv, runner.StartOptions{})
 	require.NoError(b, err)
-	peak := watchPeakRSS(b, e, j.ID, nil)
+	var cpu time.Duration
+	peak := watchPeakRSS(b, e, j.ID, nil, &cpu)
 	s, err := e.r.Await(ctx, j.ID, 10*time.Minute)
 	took := time.Since(start)
 	require.NoError(b, err)
 	require.Equal(b, bgcmd.StateExited, s.State, "%+v", s)
 	require.Equal(b, captureSize(), s.Stdout.Bytes)
-	return took, peak()
+	p := peak() // cpu is set once it returns
+	return took, p, cpu
+}
+
+// cpuPerGiB is CPU seconds per GiB of the benchmark's output.
+func cpuPerGiB(d time.Duration) float64 { return d.Seconds() / (float64(captureSize()) / (1 << 30)) }
+
+// selfCPU is this process's CPU time so far (the pipe floor's copy runs
+// here; its command's CPU is not counted, as the job's is not for bgcmd).
+func selfCPU(b *testing.B) time.Duration {
+	var ru unix.Rusage
+	require.NoError(b, unix.Getrusage(unix.RUSAGE_SELF, &ru))
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// procCPU reads a process's CPU time (utime + stime) from /proc/<pid>/stat;
+// false once the process is gone.
+func procCPU(pid int) (time.Duration, bool) {
+	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	// The command name (field 2) may hold spaces: count from its ')'.
+	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+1:]))
+	if len(f) < 13 {
+		return 0, false
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	const ticks = 100 // USER_HZ on Linux
+	return time.Duration(ut+st) * time.Second / ticks, true
 }
 
 // idleSupervisorPeak is the peak RSS of a detached supervisor whose job
@@ -122,7 +166,7 @@ func idleSupervisorPeak(b *testing.B, e *env) int64 {
 	j, err := e.r.Start(context.Background(), []string{fixture(b, "wait-for-file.sh"), flag, "0"}, runner.StartOptions{})
 	require.NoError(b, err)
 	first := make(chan struct{})
-	peak := watchPeakRSS(b, e, j.ID, first)
+	peak := watchPeakRSS(b, e, j.ID, first, nil)
 	select {
 	case <-first:
 	case <-time.After(time.Minute):
@@ -137,8 +181,9 @@ func idleSupervisorPeak(b *testing.B, e *env) int64 {
 // supervisor until the supervisor is gone. The returned function waits for
 // that and returns the last reading, the peak over the job's life up to
 // the moment the supervisor exited. first, when given, is closed after the
-// first reading.
-func watchPeakRSS(b *testing.B, e *env, id string, first chan<- struct{}) func() int64 {
+// first reading; cpu, when given, holds the supervisor's last CPU time read
+// once the returned function has returned.
+func watchPeakRSS(b *testing.B, e *env, id string, first chan<- struct{}, cpu *time.Duration) func() int64 {
 	rec, err := e.store.Get(context.Background(), id)
 	require.NoError(b, err)
 	pid := rec.SupervisorPID
@@ -148,6 +193,11 @@ func watchPeakRSS(b *testing.B, e *env, id string, first chan<- struct{}) func()
 	go func() {
 		var peak int64
 		for {
+			if cpu != nil {
+				if t, ok := procCPU(pid); ok {
+					*cpu = t // a zombie still reports its times
+				}
+			}
 			kib, ok := statusKiB(status, "VmHWM:")
 			if !ok { // gone, or a zombie (no memory left to report)
 				done <- peak

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -35,48 +36,125 @@ type PruneReport struct {
 // files no remaining row references, plus any directory a pruned job left
 // under jobs/. Rows go first, in transactions, files after: a crash in
 // between leaves stray files for GC, never a row pointing at a missing
-// file. With p.DryRun nothing is deleted and the report says what would go.
-// When a batch fails, the jobs already deleted are reported and their files
-// removed, and the error is returned with the report.
+// file. The files a batch leaves unreferenced are removed while the next
+// batches' rows are deleted. With p.DryRun nothing is deleted and the
+// report says what would go. When a batch fails, the jobs already deleted
+// are reported and their files removed, and the error is returned with the
+// report.
 func (r *Runner) Prune(ctx context.Context, p jobstore.PruneParams) (*PruneReport, error) {
-	res, err := r.store.Prune(ctx, p)
-	if res == nil {
-		return nil, err
-	}
-	rep := &PruneReport{PruneResult: *res}
 	if p.DryRun {
-		return rep, err
-	}
-	errs := []error{err}
-	unlock, lerr := lockArtifacts(r.arts, true)
-	if lerr != nil {
-		return rep, errors.Join(err, lerr)
-	}
-	defer unlock()
-	// Under the lock, a file a job banked since the rows went is referenced
-	// again: keep it.
-	shas := make([]string, len(res.Unreferenced))
-	for i, u := range res.Unreferenced {
-		shas[i] = u.SHA256
-	}
-	again, rerr := r.store.ReferencedArtifacts(ctx, shas)
-	if rerr != nil {
-		return rep, errors.Join(err, rerr)
-	}
-	gone := make([]string, 0, len(res.Unreferenced))
-	for _, u := range res.Unreferenced {
-		if !again[u.SHA256] {
-			gone = append(gone, u.SHA256)
+		res, err := r.store.Prune(ctx, p)
+		if res == nil {
+			return nil, err
 		}
+		return &PruneReport{PruneResult: *res}, err
 	}
-	n, rerr := removeArtifacts(r.arts, gone)
-	rep.RemovedFiles += n
+	rm := r.startRemover(ctx)
+	res, err := r.store.PruneEach(ctx, p, rm.add)
+	removed, gone, rerr := rm.finish()
+	if res == nil {
+		return nil, errors.Join(err, rerr)
+	}
+	rep := &PruneReport{PruneResult: *res, RemovedFiles: removed}
 	// The same rule for output kept in the store for other hosts: the
 	// statement itself spares what a row names again.
 	stored, derr := r.store.DeleteUnreferencedBlobs(ctx, gone)
 	rep.RemovedStored = stored
-	errs = append(errs, rerr, derr, r.removeJobDirs(res.Jobs))
-	return rep, errors.Join(errs...)
+	return rep, errors.Join(err, rerr, derr, r.removeJobDirs(res.Jobs))
+}
+
+// remover removes the artifact files that pruned batches left
+// unreferenced, on its own goroutine, taking whatever batches have queued
+// up at once.
+type remover struct {
+	r       *Runner
+	ctx     context.Context
+	mu      sync.Mutex
+	pending []string
+	wake    chan struct{}
+	stop    chan struct{}
+	done    chan struct{}
+	removed int
+	gone    []string
+	errs    []error
+}
+
+func (r *Runner) startRemover(ctx context.Context) *remover {
+	rm := &remover{r: r, ctx: ctx, wake: make(chan struct{}, 1), stop: make(chan struct{}),
+		done: make(chan struct{})}
+	go rm.loop()
+	return rm
+}
+
+// add queues the files of one committed batch.
+func (rm *remover) add(batch []jobstore.UnreferencedArtifact) {
+	rm.mu.Lock()
+	for _, u := range batch {
+		rm.pending = append(rm.pending, u.SHA256)
+	}
+	rm.mu.Unlock()
+	select {
+	case rm.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (rm *remover) loop() {
+	defer close(rm.done)
+	for {
+		stopping := false
+		select {
+		case <-rm.wake:
+		case <-rm.stop:
+			stopping = true
+		}
+		rm.mu.Lock()
+		shas := rm.pending
+		rm.pending = nil
+		rm.mu.Unlock()
+		if len(shas) > 0 {
+			rm.remove(shas)
+		}
+		if stopping {
+			return
+		}
+	}
+}
+
+// remove removes shas' files under the artifacts lock, sparing those a row
+// references again: a job banked them since their rows went.
+func (rm *remover) remove(shas []string) {
+	unlock, err := lockArtifacts(rm.r.arts, true)
+	if err != nil {
+		rm.errs = append(rm.errs, err)
+		return
+	}
+	defer unlock()
+	again, err := rm.r.store.ReferencedArtifacts(rm.ctx, shas)
+	if err != nil {
+		rm.errs = append(rm.errs, err)
+		return
+	}
+	gone := make([]string, 0, len(shas))
+	for _, sha := range shas {
+		if !again[sha] {
+			gone = append(gone, sha)
+		}
+	}
+	n, err := removeArtifacts(rm.r.arts, gone)
+	rm.removed += n
+	rm.gone = append(rm.gone, gone...)
+	if err != nil {
+		rm.errs = append(rm.errs, err)
+	}
+}
+
+// finish removes what is still queued and returns how many files went, the
+// artifacts they belonged to and what failed.
+func (rm *remover) finish() (int, []string, error) {
+	close(rm.stop)
+	<-rm.done
+	return rm.removed, rm.gone, errors.Join(rm.errs...)
 }
 
 // removeWorkers is how many directories Prune removes files from at once:

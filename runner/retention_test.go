@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -104,4 +105,32 @@ func TestRetentionGCRemovesStrayFilesAndLeftoverDirsButNotLiveOnes(t *testing.T)
 
 	require.NoError(t, os.WriteFile(flag, nil, 0o600))
 	require.Equal(t, "waiting\ndone\n", func() string { e.await(live.ID); return e.output(live.ID, bgcmd.Stdout) }())
+}
+
+func TestRetentionPruneInSmallBatchesRemovesEveryBatchsFilesAndSparesShared(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t, false)
+	arts := &artifacts.Store{Dir: filepath.Join(e.home, "artifacts")}
+	// Seven old jobs, each printing its own lines, pruned two per batch;
+	// a new job prints what old job 3 printed, so those files stay.
+	var old []*bgcmd.Status
+	for code := 1; code <= 7; code++ {
+		j := e.start([]string{fixture(t, "exit-with.sh"), strconv.Itoa(code)}, runner.StartOptions{Session: "old"})
+		old = append(old, e.await(j.ID))
+	}
+	keep := e.start([]string{fixture(t, "exit-with.sh"), "3"}, runner.StartOptions{Session: "new"})
+	kept := e.await(keep.ID)
+	require.Equal(t, old[2].Stdout.SHA256, kept.Stdout.SHA256)
+
+	rep, err := e.r.Prune(ctx, jobstore.PruneParams{Session: "old", BatchSize: 2})
+	require.NoError(t, err)
+	require.Len(t, rep.Jobs, 7)
+	require.Equal(t, 12, rep.RemovedFiles, "two logs of each of six jobs; job 3's are shared")
+	for i, s := range old {
+		for _, sha := range []string{s.Stdout.SHA256, s.Stderr.SHA256} {
+			require.Equal(t, i == 2, exists(arts.Path(sha)), "job %d's log %s", i+1, sha)
+		}
+	}
+	require.Equal(t, "out: exiting with 3\n", e.output(keep.ID, bgcmd.Stdout))
 }

@@ -98,6 +98,14 @@ type PruneResult struct {
 // unless IncludeUnread), so a concurrent start or read is never lost.
 // Without any selector it fails with ErrNoSelector.
 func (s *Store) Prune(ctx context.Context, p PruneParams) (*PruneResult, error) {
+	return s.PruneEach(ctx, p, nil)
+}
+
+// PruneEach is Prune that also calls each, when not nil, after every
+// committed batch with the artifact files that batch left unreferenced, so
+// the caller can remove them while the next batch is deleted. each runs on
+// Prune's goroutine and must not write to the store.
+func (s *Store) PruneEach(ctx context.Context, p PruneParams, each func([]UnreferencedArtifact)) (*PruneResult, error) {
 	if len(p.States) == 0 && p.Session == "" && p.FinishedBefore.IsZero() && p.KeepLast <= 0 {
 		return nil, ErrNoSelector
 	}
@@ -122,7 +130,7 @@ func (s *Store) Prune(ctx context.Context, p PruneParams) (*PruneResult, error) 
 			return nil, fmt.Errorf("prune: size: %w", err)
 		}
 	} else {
-		err = s.pruneBatches(ctx, p, res)
+		err = s.pruneBatches(ctx, p, res, each)
 	}
 	if err == nil && !p.FinishedBefore.IsZero() && len(p.States) == 0 {
 		res.Refusals, err = s.pruneRefusals(ctx, p.FinishedBefore, p.Session, p.DryRun)
@@ -204,8 +212,8 @@ func (s *Store) pruneCandidates(ctx context.Context, p PruneParams) ([]PrunedJob
 
 // pruneBatches deletes res.Jobs a batch per transaction, keeping in res.Jobs
 // only the jobs really deleted, and collects the artifact files left
-// unreferenced.
-func (s *Store) pruneBatches(ctx context.Context, p PruneParams, res *PruneResult) error {
+// unreferenced (handing each batch's to each, when not nil).
+func (s *Store) pruneBatches(ctx context.Context, p PruneParams, res *PruneResult, each func([]UnreferencedArtifact)) error {
 	size := p.BatchSize
 	if size <= 0 {
 		size = DefaultPruneBatch
@@ -236,6 +244,9 @@ func (s *Store) pruneBatches(ctx context.Context, p PruneParams, res *PruneResul
 		res.Events += b.events
 		res.Artifacts += b.artifacts
 		res.Unreferenced = append(res.Unreferenced, b.unreferenced...)
+		if each != nil && len(b.unreferenced) > 0 {
+			each(b.unreferenced)
+		}
 	}
 	return nil
 }
