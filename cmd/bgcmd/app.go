@@ -22,6 +22,8 @@ type app struct {
 	runner  *runner.Runner
 	// policyPath is the policy file in force ("" when none was found).
 	policyPath string
+	// exiting says the process ends once the command returns (see close).
+	exiting bool
 }
 
 // openApp opens the store under the home and a detached runner with the
@@ -76,10 +78,16 @@ func (g *globals) open(ctx context.Context, home string, pol *policy.Policy, ski
 	return a, nil
 }
 
-// close releases the app; detached supervisors keep running.
+// close releases the app; detached supervisors keep running. A command
+// that set exiting leaves the store's connections to the end of the
+// process: every write has committed, and the kernel releases the files
+// and locks at once, where closing them first (finalising statements,
+// unmapping the log's index) is work the user waits for.
 func (a *app) close() {
 	_ = a.runner.Close(context.Background()) // detached: nothing in-process to wait for
-	a.store.Close()
+	if !a.exiting {
+		a.store.Close()
+	}
 }
 
 // loadPolicy finds the policy: --policy, else $BGCMD_POLICY, else
