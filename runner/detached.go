@@ -220,6 +220,9 @@ type supProc struct {
 	start        int64
 	conn, status *os.File
 	spare        bool // started ahead of need: it may have died waiting
+	om           openMsg
+	// exited is closed once the process has ended and been reaped.
+	exited <-chan struct{}
 }
 
 // spawnSupervisor starts the binary as a detached supervisor (its own
@@ -227,6 +230,16 @@ type supProc struct {
 // what it needs) and sends it the store to open. logf, when not nil, is its
 // stdout and stderr from the start.
 func (r *Runner) spawnSupervisor(logf *os.File) (*supProc, error) {
+	return spawnSupervisor(r.binary, r.openMsg(), logf)
+}
+
+// openMsg is the first line of the hand-over for the runner's store.
+func (r *Runner) openMsg() openMsg {
+	return openMsg{DBPath: r.store.Path(), DB: r.store.DSN(),
+		Host: r.store.Host(), HostID: r.store.HostID(), ShareArtifacts: r.store.SharesArtifacts()}
+}
+
+func spawnSupervisor(binary string, om openMsg, logf *os.File) (*supProc, error) {
 	conn, supConn, err := socketPair()
 	if err != nil {
 		return nil, fmt.Errorf("start supervisor: %w", err)
@@ -238,7 +251,7 @@ func (r *Runner) spawnSupervisor(logf *os.File) (*supProc, error) {
 		return nil, fmt.Errorf("start supervisor: %w", err)
 	}
 	cmd := &exec.Cmd{
-		Path: r.binary, Args: []string{r.binary, SuperviseCommand},
+		Path: binary, Args: []string{binary, SuperviseCommand},
 		Env: supervisorEnv(),
 		Dir: "/",
 		// fd 3: the hand-over socket; fd 4: the startup report.
@@ -254,14 +267,18 @@ func (r *Runner) spawnSupervisor(logf *os.File) (*supProc, error) {
 	if err != nil {
 		conn.Close()
 		statusR.Close()
-		return nil, fmt.Errorf("start detached supervisor %s: %w (check that the bgcmd binary exists and is executable)", r.binary, err)
+		return nil, fmt.Errorf("start detached supervisor %s: %w (check that the bgcmd binary exists and is executable)", binary, err)
 	}
-	go cmd.Wait() // reap it if it ends while this host lives
+	exited := make(chan struct{})
+	go func() { // reap it if it ends while this host lives
+		_ = cmd.Wait()
+		close(exited)
+	}()
 	// A supervisor that died at once fails the next write, or leaves its
 	// report pipe at end of file: the job's hand-over says which.
-	_ = sendLine(conn, &openMsg{DBPath: r.store.Path(), DB: r.store.DSN(),
-		Host: r.store.Host(), HostID: r.store.HostID(), ShareArtifacts: r.store.SharesArtifacts()})
-	return &supProc{pid: cmd.Process.Pid, start: processStart(cmd.Process.Pid), conn: conn, status: statusR}, nil
+	_ = sendLine(conn, &om)
+	return &supProc{pid: cmd.Process.Pid, start: processStart(cmd.Process.Pid), conn: conn, status: statusR, om: om,
+		exited: exited}, nil
 }
 
 // close releases a supervisor that never got a job: it reads the end of
@@ -424,18 +441,20 @@ func Supervise(ctx context.Context) error {
 		}
 		return openErr
 	}
+	var sp spec
+	err := lr.next(&sp)
+	unix.Close(3)
+	if err != nil {
+		// No job comes (a spare whose host ended, or let it go): exit
+		// now, the store's opening abandoned as a crash would leave it.
+		report("error: read spec: " + err.Error())
+		return handoffEnded(err)
+	}
 	defer func() {
 		if openStore() == nil {
 			st.Close()
 		}
 	}()
-	var sp spec
-	err := lr.next(&sp)
-	unix.Close(3)
-	if err != nil {
-		report("error: read spec: " + err.Error())
-		return handoffEnded(err)
-	}
 	cwdF, logf, err := lr.take()
 	if err != nil {
 		report("error: " + err.Error())

@@ -61,16 +61,24 @@ func (g *globals) open(ctx context.Context, home string, pol *policy.Policy, ski
 	}
 	opts := g.storeOptions(home, false)
 	opts.Host, opts.HostID = id.Name, id.ID
-	if a.store, err = jobstore.Open(ctx, opts); err != nil {
-		return nil, err
-	}
 	bin, err := os.Executable()
 	if err != nil {
-		a.store.Close()
 		return nil, fmt.Errorf("find the bgcmd binary for detached supervisors: %w", err)
 	}
+	var pre *runner.Prestarted
+	if g.prestart && pol != nil {
+		// The job's supervisor starts, and opens the store, while this
+		// process opens it and writes the job's row. If it cannot be
+		// started here, Start starts one and says why it could not.
+		pre, _ = runner.Prestart(bin, opts)
+	}
+	if a.store, err = jobstore.Open(ctx, opts); err != nil {
+		pre.Close()
+		return nil, err
+	}
 	a.runner, err = runner.New(ctx, runner.Options{Store: a.store, Home: home, Policy: pol,
-		Detached: true, Binary: bin, Session: a.session, SkipReconcile: skipReconcile, Spare: g.longLived})
+		Detached: true, Binary: bin, Session: a.session, SkipReconcile: skipReconcile, Spare: g.longLived,
+		Prestarted: pre})
 	if err != nil {
 		a.store.Close()
 		return nil, err
