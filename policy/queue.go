@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Group is a named group of jobs with its own running limit (policy
@@ -16,7 +17,12 @@ type Group struct {
 }
 
 // groupName is what a group may be called: short, no spaces or controls.
-var groupName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+// It is compiled at its first use, not at start-up: the counted repeat
+// makes a large program, which every bgcmd process (each run, each
+// detached supervisor) would otherwise build before main.
+var groupName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+})
 
 // CheckGroup refuses a start that names a group the policy does not define
 // ("" selects none and always passes).
@@ -76,7 +82,7 @@ func (g *groupsValue) UnmarshalTOML(v any) error {
 	}
 	groups := make(groupsValue, len(table))
 	for name, gv := range table {
-		if !groupName.MatchString(name) {
+		if !groupName().MatchString(name) {
 			return fmt.Errorf("group name %q: use letters, digits, '_', '.' and '-' (at most 64, starting with a letter or digit)", name)
 		}
 		t, ok := gv.(map[string]any)

@@ -14,6 +14,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/internal/jobstore"
@@ -49,7 +50,9 @@ const BundleProves = "Every member hashes to what SHA256SUMS lists; every event'
 	"are in a store's chain: compare an event hash or the chain head with `bgcmd verify --chain " +
 	"--since HASH` on the store, or with a head recorded elsewhere before the export."
 
-var sumLine = regexp.MustCompile(`^([0-9a-f]{64})  (\S.*)$`)
+// sumLine is a SHA256SUMS line, compiled at its first use rather than
+// before every bgcmd process's main (its counted repeat is a large program).
+var sumLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9a-f]{64})  (\S.*)$`) })
 
 // VerifyBundle checks an evidence bundle offline, with no store: every
 // member's hash against SHA256SUMS, every event's hash recomputed from its
@@ -173,7 +176,7 @@ func (b *BundleReport) checkSums(hashes map[string]memberHash, sums []byte) {
 		b.problem("SHA256SUMS does not end with a newline")
 	}
 	for i, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
-		g := sumLine.FindStringSubmatch(line)
+		g := sumLine().FindStringSubmatch(line)
 		if g == nil {
 			b.problem("SHA256SUMS line %d is not \"<sha256>  <name>\": %q", i+1, line)
 			continue

@@ -5,6 +5,7 @@ package runner
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -52,6 +53,36 @@ type spec struct {
 	HostStart int64 `json:"host_start"`
 	// Cgroup is the policy's delegated cgroup v2 directory ("" = none).
 	Cgroup string `json:"cgroup,omitempty"`
+	// Job is the job as the host created its row, sent when that row
+	// already names this supervisor (HostPID and HostStart are its own):
+	// no reconciler takes over a job whose supervisor lives, so the
+	// supervisor starts the child from it at once, while its store is
+	// still opening, and claims nothing. Without it (a queued job, or a
+	// row that names another process) the supervisor claims the job from
+	// HostPID and reads it from the row first.
+	Job *specJob `json:"job,omitempty"`
+}
+
+// specJob is a job as it travels in the spec: the fields the row keeps
+// but a status does not show travel beside it.
+type specJob struct {
+	bgcmd.Job
+	TimeoutNS       int64  `json:"timeout_ns"`
+	KillGraceNS     int64  `json:"kill_grace_ns"`
+	SupervisorStart int64  `json:"supervisor_start"`
+	BootID          string `json:"boot_id"`
+}
+
+func newSpecJob(j *bgcmd.Job) *specJob {
+	return &specJob{Job: *j, TimeoutNS: int64(j.Timeout), KillGraceNS: int64(j.KillGrace),
+		SupervisorStart: j.SupervisorStart, BootID: j.BootID}
+}
+
+func (sj *specJob) job() *bgcmd.Job {
+	j := sj.Job
+	j.Timeout, j.KillGrace = time.Duration(sj.TimeoutNS), time.Duration(sj.KillGraceNS)
+	j.SupervisorStart, j.BootID = sj.SupervisorStart, sj.BootID
+	return &j
 }
 
 // launchDetached starts a supervisor process for job (or hands the job to
@@ -64,7 +95,8 @@ func (r *Runner) launchDetached(ctx context.Context, job *bgcmd.Job, env []strin
 	if err != nil {
 		return r.failDetached(ctx, job, err)
 	}
-	return r.handOver(ctx, job, p, logf, env, cwd)
+	_, err = r.handOver(ctx, job, p, logf, env, cwd)
+	return err
 }
 
 // prepareSupervisor makes ready the supervisor of job id before its row
@@ -91,17 +123,24 @@ func (r *Runner) prepareSupervisor(id string) (*supProc, *os.File, error) {
 
 // handOver gives the created job to the prepared supervisor p (a spare
 // that died waiting is replaced by a new supervisor) and waits for its
-// report. It closes logf.
-func (r *Runner) handOver(ctx context.Context, job *bgcmd.Job, p *supProc, logf *os.File, env []string, cwd *os.File) error {
+// report. When the child runs it returns the job as its row now reads
+// (pid and start recorded, from the report: no read after the write);
+// nil when the start failed or settled, or the job waits in the queue.
+// It closes logf.
+func (r *Runner) handOver(ctx context.Context, job *bgcmd.Job, p *supProc, logf *os.File, env []string, cwd *os.File) (*bgcmd.Job, error) {
 	defer logf.Close()
 	sp := spec{Home: r.home, DBPath: r.store.Path(), JobID: job.ID, Env: env,
 		HostPID: job.SupervisorPID, HostStart: job.SupervisorStart, Cgroup: r.cgroupRoot()}
+	if job.State == bgcmd.StateRunning && job.SupervisorPID == p.pid && job.SupervisorStart == p.start {
+		sp.Job = newSpecJob(job)
+	}
 	err := sendLine(p.conn, &sp, cwd, logf)
 	if err != nil && p.spare {
 		p.close() // it died waiting: start another, as if there were none
 		if p, err = r.spawnSupervisor(logf); err != nil {
-			return r.failDetached(ctx, job, err)
+			return nil, r.failDetached(ctx, job, err)
 		}
+		sp.Job = nil // the row names the spare: the new one claims the job from it
 		err = sendLine(p.conn, &sp, cwd, logf)
 	}
 	if err != nil {
@@ -110,10 +149,47 @@ func (r *Runner) handOver(ctx context.Context, job *bgcmd.Job, p *supProc, logf 
 	p.conn.Close()
 	// Read the report even when the hand-over failed: a binary that is no
 	// supervisor exits at once, and its missing hello says why.
-	err = r.awaitStartup(ctx, job, p.status, err, func(err error) error { return r.failDetached(ctx, job, err) })
+	started, err := r.awaitStartup(ctx, job, p.status, err, func(err error) error { return r.failDetached(ctx, job, err) })
 	// The next spare starts once this job runs, not while it is starting.
 	r.refillSpare()
-	return err
+	if err != nil || started == nil {
+		return nil, err
+	}
+	return started.job(job, p), nil
+}
+
+// startedReport is a supervisor's report once the child runs: what it
+// recorded in the row then.
+type startedReport struct {
+	PID       int       `json:"pid"`
+	PIDStart  int64     `json:"pid_start"`
+	StartedAt time.Time `json:"started_at"`
+}
+
+// runningReport is the report line of a supervisor whose child runs as j
+// says: "ok" and the startedReport.
+func runningReport(j *bgcmd.Job) string {
+	b, err := json.Marshal(startedReport{PID: j.PID, PIDStart: j.PIDStart, StartedAt: *j.StartedAt})
+	if err != nil {
+		return "ok"
+	}
+	return "ok " + string(b)
+}
+
+// job is created as its row reads once supervisor p wrote the report (the
+// same copy the in-process mode returns).
+func (sr *startedReport) job(created *bgcmd.Job, p *supProc) *bgcmd.Job {
+	j := *created
+	j.SupervisorPID, j.SupervisorStart = p.pid, p.start
+	at := sr.StartedAt.UTC()
+	j.PID, j.PGID, j.PIDStart, j.StartedAt = sr.PID, sr.PID, sr.PIDStart, &at
+	if j.EnvNames == nil {
+		j.EnvNames = []string{}
+	}
+	if j.Labels == nil {
+		j.Labels = map[string]string{}
+	}
+	return &j
 }
 
 // failDetached settles a job whose detached supervisor could not take it
@@ -138,9 +214,15 @@ func (r *Runner) failDetached(ctx context.Context, job *bgcmd.Job, err error) er
 // end of the hand-over socket (the store to open already sent) and the
 // read end of its report pipe.
 type supProc struct {
-	pid          int
+	pid int
+	// start is the process's start time (processStart): with pid, what a
+	// job row names as its supervisor.
+	start        int64
 	conn, status *os.File
 	spare        bool // started ahead of need: it may have died waiting
+	om           openMsg
+	// exited is closed once the process has ended and been reaped.
+	exited <-chan struct{}
 }
 
 // spawnSupervisor starts the binary as a detached supervisor (its own
@@ -148,6 +230,16 @@ type supProc struct {
 // what it needs) and sends it the store to open. logf, when not nil, is its
 // stdout and stderr from the start.
 func (r *Runner) spawnSupervisor(logf *os.File) (*supProc, error) {
+	return spawnSupervisor(r.binary, r.openMsg(), logf)
+}
+
+// openMsg is the first line of the hand-over for the runner's store.
+func (r *Runner) openMsg() openMsg {
+	return openMsg{DBPath: r.store.Path(), DB: r.store.DSN(),
+		Host: r.store.Host(), HostID: r.store.HostID(), ShareArtifacts: r.store.SharesArtifacts()}
+}
+
+func spawnSupervisor(binary string, om openMsg, logf *os.File) (*supProc, error) {
 	conn, supConn, err := socketPair()
 	if err != nil {
 		return nil, fmt.Errorf("start supervisor: %w", err)
@@ -159,7 +251,7 @@ func (r *Runner) spawnSupervisor(logf *os.File) (*supProc, error) {
 		return nil, fmt.Errorf("start supervisor: %w", err)
 	}
 	cmd := &exec.Cmd{
-		Path: r.binary, Args: []string{r.binary, SuperviseCommand},
+		Path: binary, Args: []string{binary, SuperviseCommand},
 		Env: supervisorEnv(),
 		Dir: "/",
 		// fd 3: the hand-over socket; fd 4: the startup report.
@@ -175,14 +267,18 @@ func (r *Runner) spawnSupervisor(logf *os.File) (*supProc, error) {
 	if err != nil {
 		conn.Close()
 		statusR.Close()
-		return nil, fmt.Errorf("start detached supervisor %s: %w (check that the bgcmd binary exists and is executable)", r.binary, err)
+		return nil, fmt.Errorf("start detached supervisor %s: %w (check that the bgcmd binary exists and is executable)", binary, err)
 	}
-	go cmd.Wait() // reap it if it ends while this host lives
+	exited := make(chan struct{})
+	go func() { // reap it if it ends while this host lives
+		_ = cmd.Wait()
+		close(exited)
+	}()
 	// A supervisor that died at once fails the next write, or leaves its
 	// report pipe at end of file: the job's hand-over says which.
-	_ = sendLine(conn, &openMsg{DBPath: r.store.Path(), DB: r.store.DSN(),
-		Host: r.store.Host(), HostID: r.store.HostID(), ShareArtifacts: r.store.SharesArtifacts()})
-	return &supProc{pid: cmd.Process.Pid, conn: conn, status: statusR}, nil
+	_ = sendLine(conn, &om)
+	return &supProc{pid: cmd.Process.Pid, start: processStart(cmd.Process.Pid), conn: conn, status: statusR, om: om,
+		exited: exited}, nil
 }
 
 // close releases a supervisor that never got a job: it reads the end of
@@ -197,7 +293,7 @@ func (p *supProc) close() {
 // "error: …" when it could not prepare the job. A binary that ends or stays
 // silent without the hello does not call MaybeSupervise: the error says so.
 // handErr is the error of handing the spec over, if any.
-func (r *Runner) awaitStartup(ctx context.Context, job *bgcmd.Job, statusR *os.File, handErr error, fail func(error) error) error {
+func (r *Runner) awaitStartup(ctx context.Context, job *bgcmd.Job, statusR *os.File, handErr error, fail func(error) error) (*startedReport, error) {
 	defer statusR.Close()
 	_ = statusR.SetReadDeadline(time.Now().Add(startupTimeout))
 	rd := bufio.NewReader(statusR)
@@ -209,23 +305,29 @@ func (r *Runner) awaitStartup(ctx context.Context, job *bgcmd.Job, statusR *os.F
 	line = strings.TrimSpace(line)
 	switch {
 	case line == "ok" && handErr == nil:
-		return nil
+		return nil, nil
+	case strings.HasPrefix(line, "ok {") && handErr == nil:
+		var sr startedReport
+		if json.Unmarshal([]byte(strings.TrimPrefix(line, "ok ")), &sr) != nil || sr.PID <= 0 {
+			return nil, nil // the row has it: Start reads it back
+		}
+		return &sr, nil
 	case strings.HasPrefix(line, "error: "):
 		// Settle it here unless the supervisor already did: a supervisor
 		// that could not even open the store leaves the job running.
-		return fail(errors.New(relayable(strings.TrimPrefix(line, "error: "))))
+		return nil, fail(errors.New(relayable(strings.TrimPrefix(line, "error: "))))
 	}
 	rec, gerr := r.store.Get(context.WithoutCancel(ctx), job.ID)
 	if gerr == nil && rec.State.Settled() && handErr == nil {
-		return nil
+		return nil, nil
 	}
 	logText, _ := os.ReadFile(filepath.Join(r.jobDir(job.ID), "supervisor.log"))
 	output := relayable(strings.TrimSpace(string(logText)))
 	if !hello {
-		return fail(fmt.Errorf("the binary %s does not call runner.MaybeSupervise() at the top of main: add it, or set Options.Binary to the bgcmd binary (it printed: %s)", r.binary, output))
+		return nil, fail(fmt.Errorf("the binary %s does not call runner.MaybeSupervise() at the top of main: add it, or set Options.Binary to the bgcmd binary (it printed: %s)", r.binary, output))
 	}
 	if handErr != nil {
-		return fail(handErr)
+		return nil, fail(handErr)
 	}
 	why := "exited before reporting"
 	if errors.Is(err, os.ErrDeadlineExceeded) {
@@ -233,7 +335,7 @@ func (r *Runner) awaitStartup(ctx context.Context, job *bgcmd.Job, statusR *os.F
 	} else if err != nil && !errors.Is(err, io.EOF) {
 		why = err.Error()
 	}
-	return fail(fmt.Errorf("detached supervisor %s %s: %s", r.binary, why, output))
+	return nil, fail(fmt.Errorf("detached supervisor %s %s: %s", r.binary, why, output))
 }
 
 // relayable returns text from another process (a supervisor's report or
@@ -320,20 +422,39 @@ func Supervise(ctx context.Context) error {
 	if err := lr.next(&om); err != nil {
 		return handoffEnded(err)
 	}
-	// Open the store before the job arrives: a spare supervisor waits here
-	// with it open.
-	st, openErr := jobstore.Open(ctx, jobstore.Options{Path: om.DBPath, DSN: om.DB,
-		Host: om.Host, HostID: om.HostID, ShareArtifacts: om.ShareArtifacts})
-	if openErr == nil {
-		defer st.Close()
+	// Open the store while the job is on its way (a spare waits for its
+	// job with it open), and go on reading: a job whose row names this
+	// supervisor starts while the store is still opening.
+	opening := make(chan error, 1)
+	var st *jobstore.Store
+	go func() {
+		var err error
+		st, err = jobstore.Open(ctx, jobstore.Options{Path: om.DBPath, DSN: om.DB,
+			Host: om.Host, HostID: om.HostID, ShareArtifacts: om.ShareArtifacts})
+		opening <- err
+	}()
+	var openErr error
+	opened := false
+	openStore := func() error {
+		if !opened {
+			openErr, opened = <-opening, true
+		}
+		return openErr
 	}
 	var sp spec
 	err := lr.next(&sp)
 	unix.Close(3)
 	if err != nil {
+		// No job comes (a spare whose host ended, or let it go): exit
+		// now, the store's opening abandoned as a crash would leave it.
 		report("error: read spec: " + err.Error())
 		return handoffEnded(err)
 	}
+	defer func() {
+		if openStore() == nil {
+			st.Close()
+		}
+	}()
 	cwdF, logf, err := lr.take()
 	if err != nil {
 		report("error: " + err.Error())
@@ -344,45 +465,65 @@ func Supervise(ctx context.Context) error {
 	_ = unix.Dup3(int(logf.Fd()), 1, 0)
 	_ = unix.Dup3(int(logf.Fd()), 2, 0)
 	logf.Close()
-	if openErr != nil {
-		report("error: " + openErr.Error())
-		return openErr
-	}
 	if sp.DBPath != om.DBPath {
 		err := fmt.Errorf("the job's store %s is not the store opened (%s)", sp.DBPath, om.DBPath)
 		report("error: " + err.Error())
 		return err
 	}
 	self := os.Getpid()
-	rec, err := st.ClaimRecord(ctx, jobstore.ClaimParams{ID: sp.JobID, SupervisorPID: self,
-		SupervisorStart: processStart(self), BootID: bootID(),
-		FromPID: sp.HostPID, FromStart: sp.HostStart})
-	if err != nil {
-		report("error: " + err.Error())
-		return err
-	}
-	if rec.State == bgcmd.StateQueued {
-		// Hold the job (its env and open cwd) until a dispatcher starts it.
-		report("ok")
-		var released bool
-		if rec, released = awaitDispatch(ctx, st, filepath.Join(sp.Home, "jobs", sp.JobID), sp.JobID, nil); !released {
-			os.RemoveAll(filepath.Join(sp.Home, "jobs", sp.JobID))
-			return nil
+	selfStart := processStart(self)
+	var job *bgcmd.Job
+	if sp.Job != nil && sp.HostPID == self && sp.HostStart == selfStart && sp.Job.ID == sp.JobID {
+		job = sp.Job.job()
+	} else {
+		if err := openStore(); err != nil {
+			report("error: " + err.Error())
+			return err
 		}
+		rec, err := st.ClaimRecord(ctx, jobstore.ClaimParams{ID: sp.JobID, SupervisorPID: self,
+			SupervisorStart: selfStart, BootID: bootID(),
+			FromPID: sp.HostPID, FromStart: sp.HostStart})
+		if err != nil {
+			report("error: " + err.Error())
+			return err
+		}
+		if rec.State == bgcmd.StateQueued {
+			// Hold the job (its env and open cwd) until a dispatcher starts it.
+			report("ok")
+			var released bool
+			if rec, released = awaitDispatch(ctx, st, filepath.Join(sp.Home, "jobs", sp.JobID), sp.JobID, nil); !released {
+				os.RemoveAll(filepath.Join(sp.Home, "jobs", sp.JobID))
+				return nil
+			}
+		}
+		job = &rec.Job
 	}
 	sup := &supervisor{
-		store: st, arts: &artifacts.Store{Dir: filepath.Join(sp.Home, "artifacts")},
-		job: &rec.Job, dir: filepath.Join(sp.Home, "jobs", sp.JobID), env: sp.Env, now: st.Now,
+		arts: &artifacts.Store{Dir: filepath.Join(sp.Home, "artifacts")},
+		job:  job, dir: filepath.Join(sp.Home, "jobs", sp.JobID), env: sp.Env, now: time.Now,
 		started: make(chan error, 1), kick: make(chan struct{}, 1), done: make(chan struct{}),
 		cwd:         cwdF,
 		containment: contain,
 		cgroupRoot:  sp.Cgroup,
+	}
+	if opened {
+		sup.store = st
+	} else {
+		sup.storeReady = func() error {
+			if err := openStore(); err != nil {
+				return err
+			}
+			sup.store = st
+			return nil
+		}
 	}
 	go sup.run()
 	err = <-sup.started
 	cwdF.Close()
 	if err != nil {
 		report("error: " + err.Error())
+	} else if sup.running != nil {
+		report(runningReport(sup.running))
 	} else {
 		report("ok")
 	}

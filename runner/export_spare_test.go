@@ -10,3 +10,12 @@ func SparePID(r *Runner) int {
 	}
 	return r.spare.pid
 }
+
+// PrestartedPID returns the pid of a supervisor started by Prestart, or 0
+// once a runner took it or it was closed.
+func PrestartedPID(ps *Prestarted) int {
+	if ps == nil || ps.p == nil {
+		return 0
+	}
+	return ps.p.pid
+}

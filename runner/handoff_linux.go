@@ -9,8 +9,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/bgcmd/bgcmd/internal/jobstore"
 )
 
 // A host hands a detached supervisor its work over a unix socket on the
@@ -211,14 +215,87 @@ func (r *Runner) refillSpare() {
 	}()
 }
 
+// spareExitWait bounds how long Close waits for the spare it let go to
+// exit.
+const spareExitWait = 5 * time.Second
+
 // closeSpare lets the spare supervisor end: it reads the end of the
-// hand-over and exits.
+// hand-over and exits, which Close waits for (up to spareExitWait), so no
+// process of the runner's is left touching the home after it.
 func (r *Runner) closeSpare() {
 	r.spareMu.Lock()
-	defer r.spareMu.Unlock()
 	r.closed = true
-	if r.spare != nil {
-		r.spare.close()
-		r.spare = nil
+	p := r.spare
+	r.spare = nil
+	r.spareMu.Unlock()
+	if p == nil {
+		return
 	}
+	p.close()
+	select {
+	case <-p.exited:
+	case <-time.After(spareExitWait):
+	}
+}
+
+// Prestarted is a detached supervisor started by Prestart before its
+// runner's store was open.
+type Prestarted struct{ p *supProc }
+
+// Prestart starts a detached supervisor of binary (the bgcmd binary, as
+// Options.Binary) for the store opts describes, before that store is open:
+// a short-lived host (bgcmd run) then opens its own store while the
+// supervisor starts and opens it too, and the runner whose store it is
+// hands it the first detached start as it would a spare
+// (Options.Prestarted). opts are the jobstore.Options the host opens the
+// store with; Host and HostID must be set. The supervisor holds no job and
+// no environment until it is handed one; Close lets it exit when no runner
+// takes it.
+func Prestart(binary string, opts jobstore.Options) (*Prestarted, error) {
+	if opts.Host == "" || opts.HostID == "" {
+		return nil, errors.New("prestart supervisor: the store's Host and HostID must be set")
+	}
+	path := opts.Path
+	if path != "" {
+		var err error
+		if path, err = filepath.Abs(path); err != nil {
+			return nil, fmt.Errorf("prestart supervisor: %w", err)
+		}
+	}
+	p, err := spawnSupervisor(binary, openMsg{DBPath: path, DB: opts.DSN, Host: opts.Host,
+		HostID: opts.HostID, ShareArtifacts: opts.ShareArtifacts}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &Prestarted{p: p}, nil
+}
+
+// Close lets a supervisor no runner took exit; after a runner took it, it
+// does nothing.
+func (ps *Prestarted) Close() {
+	if ps != nil && ps.p != nil {
+		ps.p.close()
+		ps.p = nil
+	}
+}
+
+// adoptPrestarted makes ps the runner's spare when it was started for the
+// runner's store (it is closed otherwise).
+func (r *Runner) adoptPrestarted(ps *Prestarted) {
+	if ps == nil || ps.p == nil {
+		return
+	}
+	p := ps.p
+	ps.p = nil
+	if !r.detached || p.om != r.openMsg() {
+		p.close()
+		return
+	}
+	r.spareMu.Lock()
+	defer r.spareMu.Unlock()
+	if r.spare != nil {
+		p.close()
+		return
+	}
+	r.spare = p
 }

@@ -63,6 +63,10 @@ type Options struct {
 	// environment until it is handed one; it exits when the runner is
 	// closed or this process ends.
 	Spare bool
+	// Prestarted is a detached supervisor started by Prestart for this
+	// runner's store: the first detached Start hands it its job, as it
+	// would a spare. One started for another store is closed.
+	Prestarted *Prestarted
 	// Session is the default session of Start; default "default".
 	Session string
 	// Now is the clock; default the store's.
@@ -118,6 +122,7 @@ type Runner struct {
 // database unless opts.Store is set. Unless opts.SkipReconcile is set it
 // first reconciles this host's jobs whose supervisor died.
 func New(ctx context.Context, opts Options) (*Runner, error) {
+	defer opts.Prestarted.Close() // unless the runner took it
 	if opts.Home == "" {
 		return nil, errors.New("new runner: empty home directory")
 	}
@@ -144,6 +149,7 @@ func New(ctx context.Context, opts Options) (*Runner, error) {
 		return nil, err
 	}
 	r.ownStore = ownStore
+	r.adoptPrestarted(opts.Prestarted)
 	r.refillSpare()
 	return r, nil
 }

@@ -109,7 +109,9 @@ func (r *Runner) Start(ctx context.Context, argv []string, o StartOptions) (*bgc
 	var supLog *os.File
 	var prepErr error
 	if r.detached {
-		sup, supLog, prepErr = r.prepareSupervisor(job.ID)
+		if sup, supLog, prepErr = r.prepareSupervisor(job.ID); sup != nil {
+			job.SupervisorPID, job.SupervisorStart = sup.pid, sup.start // its own from the first row
+		}
 	}
 	created := r.store.Create(ctx, job)
 	if created == nil {
@@ -127,7 +129,10 @@ func (r *Runner) Start(ctx context.Context, argv []string, o StartOptions) (*bgc
 	case prepErr != nil:
 		err = r.failDetached(ctx, job, prepErr)
 	case r.detached:
-		err = r.handOver(ctx, job, sup, supLog, dec.Env, dec.Dir)
+		var started *bgcmd.Job
+		if started, err = r.handOver(ctx, job, sup, supLog, dec.Env, dec.Dir); started != nil {
+			return started, nil // running: no need to read back what the supervisor reported
+		}
 	default:
 		var started *bgcmd.Job
 		if started, err = r.startInProcess(job, dec.Env, dec.Dir); started != nil {

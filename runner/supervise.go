@@ -94,6 +94,11 @@ type supervisor struct {
 	cgroupRoot string
 	inCgroup   bool
 	cgroupErr  error
+	// storeReady, when store is nil, waits for the store to be open and
+	// sets it (a detached supervisor opens it while the child starts): the
+	// child's start is recorded once it returns, and a store that did not
+	// open stops the child at once, unrecorded jobs being none of bgcmd's.
+	storeReady func() error
 }
 
 func (r *Runner) newSupervisor(job *bgcmd.Job, env []string) *supervisor {
@@ -120,10 +125,16 @@ func (s *supervisor) run() {
 	defer close(s.done)
 	ctx := context.Background()
 	out, err := s.supervise(ctx)
+	if err == nil && s.store == nil {
+		err = s.storeReady() // the start failed before it was needed
+	}
 	if err != nil {
 		// The job could not even be prepared: settle it as start_failed so
-		// nothing is left running, and tell the starter.
-		s.settle(ctx, &outcome{state: bgcmd.StateStartFailed, err: err.Error()}, nil)
+		// nothing is left running, and tell the starter (who settles it
+		// when there is no store here to do it).
+		if s.store != nil {
+			s.settle(ctx, &outcome{state: bgcmd.StateStartFailed, err: err.Error()}, nil)
+		}
 		s.started <- err
 		return
 	}
@@ -193,6 +204,16 @@ func (s *supervisor) supervise(ctx context.Context) (*supervised, error) {
 	pid := p.pid()
 	startedAt := s.now().UTC().Round(0)
 	pidStart := processStart(pid)
+	if s.store == nil {
+		if err := s.storeReady(); err != nil {
+			_ = signalGroup(pid, syscall.SIGKILL)
+			p.wait()
+			readers[0].Close()
+			readers[1].Close()
+			closeCaptures(streams)
+			return nil, fmt.Errorf("%w (the command was stopped at once: it cannot run unrecorded)", err)
+		}
+	}
 	marked := s.store.MarkStarted(ctx, jobstore.StartedParams{ID: s.job.ID, PID: pid, PGID: pid,
 		PIDStart: pidStart, StartedAt: startedAt})
 	if marked != nil {

@@ -22,6 +22,8 @@ type app struct {
 	runner  *runner.Runner
 	// policyPath is the policy file in force ("" when none was found).
 	policyPath string
+	// exiting says the process ends once the command returns (see close).
+	exiting bool
 }
 
 // openApp opens the store under the home and a detached runner with the
@@ -59,16 +61,24 @@ func (g *globals) open(ctx context.Context, home string, pol *policy.Policy, ski
 	}
 	opts := g.storeOptions(home, false)
 	opts.Host, opts.HostID = id.Name, id.ID
-	if a.store, err = jobstore.Open(ctx, opts); err != nil {
-		return nil, err
-	}
 	bin, err := os.Executable()
 	if err != nil {
-		a.store.Close()
 		return nil, fmt.Errorf("find the bgcmd binary for detached supervisors: %w", err)
 	}
+	var pre *runner.Prestarted
+	if g.prestart && pol != nil {
+		// The job's supervisor starts, and opens the store, while this
+		// process opens it and writes the job's row. If it cannot be
+		// started here, Start starts one and says why it could not.
+		pre, _ = runner.Prestart(bin, opts)
+	}
+	if a.store, err = jobstore.Open(ctx, opts); err != nil {
+		pre.Close()
+		return nil, err
+	}
 	a.runner, err = runner.New(ctx, runner.Options{Store: a.store, Home: home, Policy: pol,
-		Detached: true, Binary: bin, Session: a.session, SkipReconcile: skipReconcile, Spare: g.longLived})
+		Detached: true, Binary: bin, Session: a.session, SkipReconcile: skipReconcile, Spare: g.longLived,
+		Prestarted: pre})
 	if err != nil {
 		a.store.Close()
 		return nil, err
@@ -76,10 +86,16 @@ func (g *globals) open(ctx context.Context, home string, pol *policy.Policy, ski
 	return a, nil
 }
 
-// close releases the app; detached supervisors keep running.
+// close releases the app; detached supervisors keep running. A command
+// that set exiting leaves the store's connections to the end of the
+// process: every write has committed, and the kernel releases the files
+// and locks at once, where closing them first (finalising statements,
+// unmapping the log's index) is work the user waits for.
 func (a *app) close() {
 	_ = a.runner.Close(context.Background()) // detached: nothing in-process to wait for
-	a.store.Close()
+	if !a.exiting {
+		a.store.Close()
+	}
 }
 
 // loadPolicy finds the policy: --policy, else $BGCMD_POLICY, else

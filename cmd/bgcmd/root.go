@@ -22,6 +22,9 @@ type globals struct {
 	longLived bool
 	// db is --db: a PostgreSQL DSN (see storeOptions).
 	db string
+	// prestart is set by run: its runner's supervisor starts before the
+	// store is open (runner.Prestart).
+	prestart bool
 }
 
 func newRootCmd() *cobra.Command {

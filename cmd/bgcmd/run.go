@@ -171,6 +171,7 @@ func (g *globals) run(cmd *cobra.Command, argv []string, o runFlags) error {
 	}
 	ctx, stop := interruptible(cmd.Context())
 	defer stop()
+	g.prestart = true
 	a, err := g.openApp(ctx, true)
 	if err != nil {
 		var le *policy.LoadError
@@ -211,6 +212,7 @@ func (g *globals) run(cmd *cobra.Command, argv []string, o runFlags) error {
 	}
 	out := cmd.OutOrStdout()
 	if !o.wait {
+		a.exiting = true // bgcmd exits once the job id is out
 		// Start returns once the child runs or the start has failed and
 		// settled, with the job as its row then read: the plain output
 		// needs nothing more; the status object is read for --json.

@@ -4,15 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 
 	"github.com/spf13/cobra"
 
+	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/runner"
 )
-
-// headHash is a chain hash as bgcmd verify --chain --head prints it.
-var headHash = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 func newVerifyCmd(g *globals) *cobra.Command {
 	var chain, head bool
@@ -56,7 +53,7 @@ unknown job.`,
 				if len(ids) > 0 || (head && since != "") {
 					return &usageError{errors.New("verify --chain takes no job ids, and --head or --since, not both")}
 				}
-				if since != "" && !headHash.MatchString(since) {
+				if since != "" && !bgcmd.ValidSHA256(since) { // a chain hash as --head prints it
 					return &usageError{fmt.Errorf("--since %q is not a recorded head hash: give the 64 hex digits bgcmd verify --chain --head printed", since)}
 				}
 				return verifyChain(cmd, g, head, since)

@@ -184,6 +184,14 @@ func openDB(path string, busy time.Duration, reader, readOnly bool, conns int) (
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy.Milliseconds()))
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous(NORMAL)")
+	// The write-ahead log outlives each process (persistWAL): the next
+	// process to open the store alone rebuilds the log's index from its
+	// frames (SQLite's recovery), and its commits append to the log with
+	// no fsync, where a log created again (SQLite's default deletes it at
+	// the last close) has its header and its directory synced by every
+	// short command's first write. A checkpoint every 256 pages (1 MiB),
+	// not SQLite's 1000, bounds the frames that recovery reads.
+	q.Add("_pragma", "wal_autocheckpoint(256)")
 	if reader {
 		q.Set("_txlock", "deferred")
 	} else {

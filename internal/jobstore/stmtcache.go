@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"fmt"
 	"sync"
 
 	"modernc.org/sqlite"
@@ -42,7 +43,30 @@ func (c stmtConnector) Connect(context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := persistWAL(dc); err != nil {
+		dc.Close()
+		return nil, err
+	}
 	return &stmtConn{Conn: dc, stmts: map[string]*cachedStmt{}}, nil
+}
+
+// persistWAL keeps the write-ahead log and its index (-wal, -shm) when
+// the last connection to the database closes: SQLite still checkpoints
+// the log then, but no longer deletes both files for the next process to
+// create again. Many short processes share one store (every CLI command,
+// every detached supervisor), and creating and removing two files for
+// each costs more than the rest of a short command's work on some
+// filesystems; the log is reused from its start after a checkpoint, and
+// wal_autocheckpoint keeps bounding its size.
+func persistWAL(dc driver.Conn) error {
+	fc, ok := dc.(sqlite.FileControl)
+	if !ok {
+		return errors.New("open store: the sqlite driver cannot keep the write-ahead log (no FileControl)")
+	}
+	if _, err := fc.FileControlPersistWAL("main", 1); err != nil {
+		return fmt.Errorf("open store: keep the write-ahead log: %w", err)
+	}
+	return nil
 }
 
 func (c stmtConnector) Driver() driver.Driver { return baseDriver() }
