@@ -213,28 +213,8 @@ func moveFile(src, dst string) error {
 		}
 		return nil
 	}
-	in, err := os.Open(src)
-	if err != nil {
-		return fmt.Errorf("move: %w", err)
-	}
-	defer in.Close()
-	tmp, err := os.CreateTemp(filepath.Dir(dst), filepath.Base(dst)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("move: %w", err)
-	}
-	_, err = io.Copy(tmp, in)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), dst)
-	}
-	if err != nil {
-		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("move %s across filesystems: %w", src, err)
+	if err := copyFile(src, dst); err != nil {
+		return err
 	}
 	if err := os.Remove(src); err != nil {
 		return fmt.Errorf("move: %w", err)

@@ -25,11 +25,11 @@ func (c pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pgConn{Conn: dc}, nil
+	return &pgConn{passConn{dc}}, nil
 }
 
 // pgConn is one pgx connection speaking the store's SQL.
-type pgConn struct{ driver.Conn }
+type pgConn struct{ passConn }
 
 // rawSQLKey marks a context whose statements are run exactly as given
 // (ad-hoc queries, where "?" is a jsonb operator).
@@ -158,25 +158,4 @@ func (c *pgConn) CheckNamedValue(nv *driver.NamedValue) error {
 		return ch.CheckNamedValue(nv)
 	}
 	return nil
-}
-
-func (c *pgConn) Ping(ctx context.Context) error {
-	if p, ok := c.Conn.(driver.Pinger); ok {
-		return p.Ping(ctx)
-	}
-	return nil
-}
-
-func (c *pgConn) ResetSession(ctx context.Context) error {
-	if r, ok := c.Conn.(driver.SessionResetter); ok {
-		return r.ResetSession(ctx)
-	}
-	return nil
-}
-
-func (c *pgConn) IsValid() bool {
-	if v, ok := c.Conn.(driver.Validator); ok {
-		return v.IsValid()
-	}
-	return true
 }

@@ -47,7 +47,7 @@ func (c stmtConnector) Connect(context.Context) (driver.Conn, error) {
 		dc.Close()
 		return nil, err
 	}
-	return &stmtConn{Conn: dc, stmts: map[string]*cachedStmt{}}, nil
+	return &stmtConn{passConn: passConn{dc}, stmts: map[string]*cachedStmt{}}, nil
 }
 
 // persistWAL keeps the write-ahead log and its index (-wal, -shm) when
@@ -75,7 +75,7 @@ func (c stmtConnector) Driver() driver.Driver { return baseDriver() }
 // package uses a connection from one goroutine at a time, so it needs no
 // lock.
 type stmtConn struct {
-	driver.Conn
+	passConn
 	stmts map[string]*cachedStmt
 	// uncached is set once an authorizer guards the connection (a
 	// read-only query's connection): SQLite checks the authorizer when it
@@ -159,27 +159,6 @@ func (c *stmtConn) PrepareContext(ctx context.Context, query string) (driver.Stm
 
 func (c *stmtConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
 	return c.inner().BeginTx(ctx, opts)
-}
-
-func (c *stmtConn) Ping(ctx context.Context) error {
-	if p, ok := c.Conn.(driver.Pinger); ok {
-		return p.Ping(ctx)
-	}
-	return nil
-}
-
-func (c *stmtConn) ResetSession(ctx context.Context) error {
-	if r, ok := c.Conn.(driver.SessionResetter); ok {
-		return r.ResetSession(ctx)
-	}
-	return nil
-}
-
-func (c *stmtConn) IsValid() bool {
-	if v, ok := c.Conn.(driver.Validator); ok {
-		return v.IsValid()
-	}
-	return true
 }
 
 // RegisterAuthorizer installs fn on the connection and stops keeping
