@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -21,20 +20,9 @@ import (
 func TestAReusedDirectorysEarlierExitRecordDoesNotSettleTheNewJob(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	home := t.TempDir()
-	st, err := jobstore.Open(ctx, jobstore.Options{Path: filepath.Join(home, "bgcmd.db")})
-	require.NoError(t, err)
-	defer st.Close()
-	r, err := New(ctx, Options{Store: st, Home: home, SkipReconcile: true})
-	require.NoError(t, err)
-
-	dead := exec.Command("/bin/true")
-	require.NoError(t, dead.Run())
-	j := &bgcmd.Job{Argv: []string{"/usr/bin/env"}, Exe: "/usr/bin/env", Cwd: "/",
-		SupervisorPID: dead.Process.Pid, Timeout: time.Minute}
-	require.NoError(t, st.Create(ctx, j))
-	dir := r.jobDir(j.ID)
-	require.NoError(t, os.MkdirAll(dir, 0o700))
+	o := newOrphan(t, jobstore.Options{})
+	st, r, j, dir := o.st, o.r, o.job, o.dir
+	var err error
 	zero := 0
 	require.NoError(t, writeExitRecordUnsynced(dir, &exitRecord{JobID: jobstore.NewID(),
 		State: bgcmd.StateExited, ExitCode: &zero, FinishedAt: time.Now().UTC()}))

@@ -3,10 +3,8 @@ package runner
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -22,20 +20,9 @@ import (
 func TestReconcileCrashAfterBankingKeepsTheOutput(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	home := t.TempDir()
-	st, err := jobstore.Open(ctx, jobstore.Options{Path: filepath.Join(home, "bgcmd.db")})
-	require.NoError(t, err)
-	defer st.Close()
-	r, err := New(ctx, Options{Store: st, Home: home, SkipReconcile: true})
-	require.NoError(t, err)
-
-	dead := exec.Command("/bin/true")
-	require.NoError(t, dead.Run())
-	j := &bgcmd.Job{Argv: []string{"/usr/bin/env"}, Exe: "/usr/bin/env", Cwd: "/",
-		SupervisorPID: dead.Process.Pid, Timeout: time.Minute}
-	require.NoError(t, st.Create(ctx, j))
-	dir := r.jobDir(j.ID)
-	require.NoError(t, os.MkdirAll(dir, 0o700))
+	o := newOrphan(t, jobstore.Options{})
+	st, r, j, dir := o.st, o.r, o.job, o.dir
+	var err error
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "stdout.log"), []byte("partial output\n"), 0o600))
 
 	// The first reconciler: takes over, records, banks — and dies.
@@ -50,7 +37,7 @@ func TestReconcileCrashAfterBankingKeepsTheOutput(t *testing.T) {
 	_, err = os.Stat(filepath.Join(dir, "stdout.log"))
 	require.True(t, os.IsNotExist(err), "banking moved the log out of the job directory")
 	// Its process is gone: the row now names a dead supervisor.
-	require.NoError(t, st.Claim(ctx, jobstore.ClaimParams{ID: j.ID, SupervisorPID: dead.Process.Pid,
+	require.NoError(t, st.Claim(ctx, jobstore.ClaimParams{ID: j.ID, SupervisorPID: o.job.SupervisorPID,
 		FromPID: r.selfPID, FromStart: r.selfTime}))
 
 	rep, err := r.Reconcile(ctx)
@@ -77,20 +64,9 @@ func pageAll() artifacts.Page { return artifacts.Page{} }
 func TestReconcileCrashAfterLinkingKeepsTheOutput(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	home := t.TempDir()
-	st, err := jobstore.Open(ctx, jobstore.Options{Path: filepath.Join(home, "bgcmd.db")})
-	require.NoError(t, err)
-	defer st.Close()
-	r, err := New(ctx, Options{Store: st, Home: home, SkipReconcile: true})
-	require.NoError(t, err)
-
-	dead := exec.Command("/bin/true")
-	require.NoError(t, dead.Run())
-	j := &bgcmd.Job{Argv: []string{"/usr/bin/env"}, Exe: "/usr/bin/env", Cwd: "/",
-		SupervisorPID: dead.Process.Pid, Timeout: time.Minute}
-	require.NoError(t, st.Create(ctx, j))
-	dir := r.jobDir(j.ID)
-	require.NoError(t, os.MkdirAll(dir, 0o700))
+	o := newOrphan(t, jobstore.Options{})
+	st, r, j, dir := o.st, o.r, o.job, o.dir
+	var err error
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "stdout.log"), []byte("partial output\n"), 0o600))
 
 	// The first reconciler: takes over, banks by link — and dies.
@@ -105,7 +81,7 @@ func TestReconcileCrashAfterLinkingKeepsTheOutput(t *testing.T) {
 	require.FileExists(t, filepath.Join(dir, "stdout.log"), "banking by link leaves the log for the next reconciler")
 	require.NoFileExists(t, filepath.Join(dir, exitRecordName), "an orphan needs no exit record")
 	// Its process is gone: the row now names a dead supervisor.
-	require.NoError(t, st.Claim(ctx, jobstore.ClaimParams{ID: j.ID, SupervisorPID: dead.Process.Pid,
+	require.NoError(t, st.Claim(ctx, jobstore.ClaimParams{ID: j.ID, SupervisorPID: o.job.SupervisorPID,
 		FromPID: r.selfPID, FromStart: r.selfTime}))
 
 	rep, err := r.Reconcile(ctx)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -33,21 +32,9 @@ type pendingSettle struct {
 func newPendingSettle(t *testing.T) *pendingSettle {
 	t.Helper()
 	ctx := context.Background()
-	home := t.TempDir()
-	db := filepath.Join(home, "bgcmd.db")
-	st, err := jobstore.Open(ctx, jobstore.Options{Path: db, BusyTimeout: 10 * time.Millisecond})
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
-	r, err := New(ctx, Options{Store: st, Home: home, SkipReconcile: true})
-	require.NoError(t, err)
-
-	dead := exec.Command("/bin/true")
-	require.NoError(t, dead.Run())
-	j := &bgcmd.Job{Argv: []string{"/usr/bin/env"}, Exe: "/usr/bin/env", Cwd: "/",
-		SupervisorPID: dead.Process.Pid, Timeout: time.Minute}
-	require.NoError(t, st.Create(ctx, j))
-	dir := r.jobDir(j.ID)
-	require.NoError(t, os.MkdirAll(dir, 0o700))
+	o := newOrphan(t, jobstore.Options{BusyTimeout: 10 * time.Millisecond})
+	st, r, j, dir := o.st, o.r, o.job, o.dir
+	db := o.st.Path()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "stdout.log"), []byte("all of it\n"), 0o600))
 
 	other, err := sql.Open("sqlite", "file:"+db+"?_pragma=busy_timeout(10000)&_txlock=immediate")
