@@ -110,9 +110,13 @@ func (s *soaker) checkJob(ctx context.Context, f *soakFigures, j *jobRun, rec *j
 	sp := j.spec
 	where := fmt.Sprintf("job %d %s (%s, %s, %s)", sp.n, rec.ID, sp.kind, sp.mode, strings.Join(sp.argv[:len(sp.argv)-1], " "))
 	// Interrupted: the harness killed its supervisor, or killed its host
-	// before a supervisor claimed it (the row still names the host, or the
-	// reconciler that took the job over from the dead host says so).
-	startInterrupted := j.hostKilled && (rec.SupervisorPID == j.hostPID || s.orphanedFrom(ctx, rec.ID) == j.hostPID)
+	// before the job reached a supervisor: the row still names the host,
+	// the reconciler that took the job over from the dead host says so, or
+	// the row names the supervisor the host had started for it (its first
+	// row does) but no child was ever recorded, because the host died
+	// before handing that supervisor the job, which then ended with none.
+	neverStarted := rec.StartedAt == nil && rec.PID == 0
+	startInterrupted := j.hostKilled && (rec.SupervisorPID == j.hostPID || s.orphanedFrom(ctx, rec.ID) == j.hostPID || neverStarted)
 	interrupted := j.supervisorKilled.Load() || startInterrupted
 	natural := rec.State == sp.want.state
 	if interrupted {
@@ -132,8 +136,8 @@ func (s *soaker) checkJob(ctx context.Context, f *soakFigures, j *jobRun, rec *j
 	case interrupted && rec.State == bgcmd.StateOrphaned:
 		f.InterruptedOrphaned++
 	default:
-		f.violate("%s: state %s (error %q), want %s%s", where, rec.State, rec.Error, sp.want.state,
-			map[bool]string{true: " or orphaned", false: ""}[interrupted])
+		f.violate("%s: state %s (error %q), want %s%s (%s)", where, rec.State, rec.Error, sp.want.state,
+			map[bool]string{true: " or orphaned", false: ""}[interrupted], s.history(ctx, j, rec))
 		return
 	}
 
