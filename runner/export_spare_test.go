@@ -19,3 +19,14 @@ func PrestartedPID(ps *Prestarted) int {
 	}
 	return ps.p.pid
 }
+
+// LastSpawnedSparePID returns the pid of the latest spare supervisor r
+// started, whether or not a job or Close took it since (0 when none).
+func LastSpawnedSparePID(r *Runner) int {
+	r.spareMu.Lock()
+	defer r.spareMu.Unlock()
+	if r.lastSpare == nil {
+		return 0
+	}
+	return r.lastSpare.pid
+}

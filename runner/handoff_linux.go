@@ -198,21 +198,41 @@ func (r *Runner) refillSpare() {
 		return
 	}
 	r.spareStarting = true
+	r.spareSpawns.Add(1)
 	go func() {
+		defer r.spareSpawns.Done()
 		p, err := r.spawnSupervisor(nil)
 		r.spareMu.Lock()
-		defer r.spareMu.Unlock()
 		r.spareStarting = false
+		if err == nil {
+			r.lastSpare = p
+		}
 		switch {
 		case err != nil:
 			// The next start spawns its own supervisor, and says why if
 			// it cannot.
 		case r.closed:
-			p.close()
+			// Close ran while it started: let it go, and make Close
+			// (waiting on spareSpawns) wait for it to exit as for the
+			// spare it found.
+			r.spareMu.Unlock()
+			letGo(p)
+			return
 		default:
 			r.spare = p
 		}
+		r.spareMu.Unlock()
 	}()
+}
+
+// letGo closes a spare's hand-over and waits (up to spareExitWait) for it
+// to exit, so that it no longer touches the home.
+func letGo(p *supProc) {
+	p.close()
+	select {
+	case <-p.exited:
+	case <-time.After(spareExitWait):
+	}
 }
 
 // spareExitWait bounds how long Close waits for the spare it let go to
@@ -221,21 +241,18 @@ const spareExitWait = 5 * time.Second
 
 // closeSpare lets the spare supervisor end: it reads the end of the
 // hand-over and exits, which Close waits for (up to spareExitWait), so no
-// process of the runner's is left touching the home after it.
+// process of the runner's is left touching the home after it. A spare still
+// starting when Close runs is let go and waited for the same way.
 func (r *Runner) closeSpare() {
 	r.spareMu.Lock()
 	r.closed = true
 	p := r.spare
 	r.spare = nil
 	r.spareMu.Unlock()
-	if p == nil {
-		return
+	if p != nil {
+		letGo(p)
 	}
-	p.close()
-	select {
-	case <-p.exited:
-	case <-time.After(spareExitWait):
-	}
+	r.spareSpawns.Wait() // a spare still starting is let go too
 }
 
 // Prestarted is a detached supervisor started by Prestart before its

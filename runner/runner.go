@@ -107,6 +107,10 @@ type Runner struct {
 	spare         *supProc // a detached supervisor waiting for a job
 	spareStarting bool
 	closed        bool
+	// spareSpawns counts spares being started; Close waits for them, and
+	// lastSpare is the latest one started (for tests).
+	spareSpawns sync.WaitGroup
+	lastSpare   *supProc
 
 	mu   sync.Mutex
 	live map[string]*supervisor // in-process supervisors of this runner

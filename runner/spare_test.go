@@ -85,6 +85,22 @@ func TestSpareSupervisorEndsWithItsRunner(t *testing.T) {
 	require.Empty(t, res.Jobs)
 }
 
+// TestClosingWhileTheSpareStartsLeavesNoSupervisor: Close right after New,
+// while the first spare is still starting, returns only once that spare
+// has been let go and has exited: nothing of the runner's touches the home
+// after Close.
+func TestClosingWhileTheSpareStartsLeavesNoSupervisor(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, true)
+	r, err := runner.New(context.Background(), runner.Options{Store: e.store, Home: e.home, Policy: e.policy,
+		Detached: true, Binary: os.Args[0], Spare: true, SkipReconcile: true})
+	require.NoError(t, err)
+	require.NoError(t, r.Close(context.Background()))
+	spare := runner.LastSpawnedSparePID(r)
+	require.NotZero(t, spare, "Close waited for the spare being started")
+	require.False(t, processAlive(spare), "the spare exited before Close returned")
+}
+
 // TestDeadSpareIsReplacedByAColdSupervisor: a spare that died waiting costs
 // the next job nothing: a supervisor is started for it as without spares.
 func TestDeadSpareIsReplacedByAColdSupervisor(t *testing.T) {
