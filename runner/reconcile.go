@@ -142,7 +142,7 @@ func (r *Runner) reconcileJob(ctx context.Context, rec *jobstore.Record) (reconc
 			exit.Error = joinMsg(exit.Error, "exit record not written: "+err.Error())
 		}
 	}
-	unlockArts, err := lockArtifacts(r.arts, false)
+	unlockArts, err := r.arts.Lock(false)
 	if err != nil {
 		return 0, fmt.Errorf("job %s: %w", rec.ID, err)
 	}

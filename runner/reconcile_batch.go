@@ -189,7 +189,7 @@ func (r *Runner) reconcileBatch(ctx context.Context, batch []*jobstore.Record, f
 	if len(jobs) == 0 {
 		return nil, errs
 	}
-	unlockArts, err := lockArtifacts(r.arts, false)
+	unlockArts, err := r.arts.Lock(false)
 	if err != nil {
 		return nil, append(errs, fmt.Errorf("reconcile: %w", err))
 	}

@@ -124,7 +124,7 @@ func (rm *remover) loop() {
 // remove removes shas' files under the artifacts lock, sparing those a row
 // references again: a job banked them since their rows went.
 func (rm *remover) remove(shas []string) {
-	unlock, err := lockArtifacts(rm.r.arts, true)
+	unlock, err := rm.r.arts.Lock(true)
 	if err != nil {
 		rm.errs = append(rm.errs, err)
 		return
@@ -297,7 +297,7 @@ type GCReport struct {
 func (r *Runner) GC(ctx context.Context, o GCOptions) (*GCReport, error) {
 	rep := &GCReport{DryRun: o.DryRun, StrayFiles: []GCItem{}, JobDirs: []GCItem{}}
 	cutoff := r.now().Add(-o.MinAge)
-	unlock, err := lockArtifacts(r.arts, true)
+	unlock, err := r.arts.Lock(true)
 	if err != nil {
 		return nil, fmt.Errorf("gc: %w", err)
 	}
@@ -365,7 +365,7 @@ func (r *Runner) strayFiles(ctx context.Context) ([]GCItem, error) {
 			}
 			return err
 		}
-		if d.IsDir() || path == filepath.Join(r.arts.Dir, artifactsLockName) {
+		if d.IsDir() || path == filepath.Join(r.arts.Dir, artifacts.LockName) {
 			return nil
 		}
 		fi, err := d.Info()

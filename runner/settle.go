@@ -74,7 +74,7 @@ func (s *supervisor) settle(ctx context.Context, out *outcome, streams map[bgcmd
 				recorded = writeExitRecord(s.dir, rec) == nil
 			}
 		}()
-		unlock, err := lockArtifacts(s.arts, false)
+		unlock, err := s.arts.Lock(false)
 		if err != nil {
 			if !last && noSpace(err) {
 				return nil, err

@@ -38,7 +38,7 @@ func (r *Runner) localArtifact(ctx context.Context, a bgcmd.Artifact) (string, e
 	if _, err := os.Stat(path); err == nil || !artifacts.ValidSHA256(a.SHA256) {
 		return path, nil
 	}
-	unlock, err := lockArtifacts(r.arts, false) // a prune here waits
+	unlock, err := r.arts.Lock(false) // a prune here waits
 	if err != nil {
 		return "", err
 	}
