@@ -4,6 +4,8 @@ package runner_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -31,6 +33,11 @@ import (
 //     buffer of bgcmd's read size, into a new file, then fsyncs it. bgcmd
 //     cannot skip reading the bytes (it hashes and indexes them), so the
 //     copy goes through user space, not splice;
+//   - the hashing floor: the pipe floor with the sha256 bgcmd must take of
+//     what it keeps, each chunk hashed once written by a second goroutine
+//     (as bgcmd hashes on a second core): the least a capture that can
+//     prove its output must do, and the floor bgcmd's aims are set against
+//     in MB/s and in CPU seconds per GiB;
 //   - the direct file: the command writes straight into a new file, then
 //     fsync; no pipe, no reader (reported beside the pipe floor).
 //
@@ -81,9 +88,11 @@ func benchCapture(b *testing.B, large bool) {
 	floorDir := b.TempDir()
 	var s samples
 	for i := range sampleCount(b) {
+		var bgcmdSum, floorSum string // the same bytes: the same hash
 		ways := []func(){
 			func() {
-				d, peak, cpu := captureDetached(b, e, argv)
+				d, peak, cpu, sum := captureDetached(b, e, argv)
+				bgcmdSum = sum
 				s.op(d)
 				s.add("MB/s", mbps(d))
 				s.add("peak-rss-KiB", float64(peak))
@@ -91,8 +100,16 @@ func benchCapture(b *testing.B, large bool) {
 			},
 			func() {
 				before := selfCPU(b)
-				s.add("pipe-MB/s", mbps(pipeFloor(b, argv, filepath.Join(floorDir, fmt.Sprint("pipe", i)))))
+				d, _ := pipeFloor(b, argv, filepath.Join(floorDir, fmt.Sprint("pipe", i)), false)
+				s.add("pipe-MB/s", mbps(d))
 				s.add("pipe-cpu-s/GiB", cpuPerGiB(selfCPU(b)-before))
+			},
+			func() {
+				before := selfCPU(b)
+				d, sum := pipeFloor(b, argv, filepath.Join(floorDir, fmt.Sprint("hashed", i)), true)
+				floorSum = sum
+				s.add("hashed-MB/s", mbps(d))
+				s.add("hashed-cpu-s/GiB", cpuPerGiB(selfCPU(b)-before))
 			},
 			func() {
 				s.add("direct-MB/s", mbps(directFile(b, argv, filepath.Join(floorDir, fmt.Sprint("direct", i)))))
@@ -101,16 +118,17 @@ func benchCapture(b *testing.B, large bool) {
 		for k := range ways {
 			ways[(i+k)%len(ways)]()
 		}
+		require.Equal(b, floorSum, bgcmdSum, "the hashing floor and bgcmd hashed the same output")
 		s.add("idle-peak-rss-KiB", float64(idleSupervisorPeak(b, e)))
 	}
 	s.report(b)
 }
 
 // captureDetached runs argv through a detached supervisor until the job has
-// settled and returns the time that took, the supervisor's peak RSS and the
+// settled and returns the time that took, the supervisor's peak RSS, the
 // CPU time it used (user and system, all its threads; the job's own CPU is
-// not in it).
-func captureDetached(b *testing.B, e *env, argv []string) (time.Duration, int64, time.Duration) {
+// not in it) and the sha256 of the output it banked.
+func captureDetached(b *testing.B, e *env, argv []string) (time.Duration, int64, time.Duration, string) {
 	ctx := context.Background()
 	start := time.Now()
 	j, err := e.r.Start(ctx, argv, runner.StartOptions{})
@@ -123,7 +141,7 @@ func captureDetached(b *testing.B, e *env, argv []string) (time.Duration, int64,
 	require.Equal(b, bgcmd.StateExited, s.State, "%+v", s)
 	require.Equal(b, captureSize(), s.Stdout.Bytes)
 	p := peak() // cpu is set once it returns
-	return took, p, cpu
+	return took, p, cpu, s.Stdout.SHA256
 }
 
 // cpuPerGiB is CPU seconds per GiB of the benchmark's output.
@@ -239,9 +257,11 @@ func statusKiB(path, key string) (int64, bool) {
 }
 
 // pipeFloor runs argv with its stdout on a pipe and copies the pipe into
-// the new file path, then fsyncs it: the least a capture must do. The file
-// is removed afterwards, untimed.
-func pipeFloor(b *testing.B, argv []string, path string) time.Duration {
+// the new file path, then fsyncs it: the least a capture must do. With
+// hash, a second goroutine also hashes each chunk once it is written, and
+// the sha256 is returned (copyHashed). The file is removed afterwards,
+// untimed.
+func pipeFloor(b *testing.B, argv []string, path string, hash bool) (time.Duration, string) {
 	start := time.Now()
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	require.NoError(b, err)
@@ -254,7 +274,13 @@ func pipeFloor(b *testing.B, argv []string, path string) time.Duration {
 	require.NoError(b, pw.Close())
 	// Plain Reader and Writer: io.Copy would splice in the kernel, never
 	// seeing the bytes bgcmd has to read.
-	n, err := io.CopyBuffer(struct{ io.Writer }{f}, struct{ io.Reader }{pr}, make([]byte, bgcmdReadBuf))
+	var n int64
+	var sum string
+	if hash {
+		n, sum, err = copyHashed(f, pr)
+	} else {
+		n, err = io.CopyBuffer(struct{ io.Writer }{f}, struct{ io.Reader }{pr}, make([]byte, bgcmdReadBuf))
+	}
 	require.NoError(b, err)
 	require.NoError(b, cmd.Wait())
 	require.NoError(b, f.Sync())
@@ -263,7 +289,52 @@ func pipeFloor(b *testing.B, argv []string, path string) time.Duration {
 	require.NoError(b, pr.Close())
 	require.Equal(b, captureSize(), n)
 	require.NoError(b, os.Remove(path))
-	return took
+	return took, sum
+}
+
+// copyHashed copies r into w through buffers of bgcmd's read size and
+// hands each chunk, once written, to a goroutine that hashes it, so the
+// hash runs beside the copy as bgcmd's does. It returns the bytes copied
+// and their sha256 in hex.
+func copyHashed(w io.Writer, r io.Reader) (int64, string, error) {
+	const depth = 4 // chunks in flight between the copy and the hash
+	free := make(chan []byte, depth)
+	for range depth {
+		free <- make([]byte, bgcmdReadBuf)
+	}
+	written := make(chan []byte, depth)
+	sum := make(chan string)
+	go func() {
+		h := sha256.New()
+		for chunk := range written {
+			h.Write(chunk)
+			free <- chunk[:cap(chunk)]
+		}
+		sum <- hex.EncodeToString(h.Sum(nil))
+	}()
+	var n int64
+	var err error
+	for err == nil {
+		buf := <-free
+		m, rerr := r.Read(buf)
+		if m > 0 {
+			if _, werr := w.Write(buf[:m]); werr != nil {
+				err = werr
+			}
+			n += int64(m)
+			written <- buf[:m]
+		} else {
+			free <- buf
+		}
+		if rerr != nil {
+			if rerr != io.EOF {
+				err = rerr
+			}
+			break
+		}
+	}
+	close(written)
+	return n, <-sum, err
 }
 
 // directFile runs argv with its stdout on the new file path, then fsyncs

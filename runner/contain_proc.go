@@ -14,6 +14,12 @@ import (
 type jobProc interface {
 	// pid is the main process, which leads its own process group.
 	pid() int
+	// recorded says whether the job's start is on record (its row names
+	// the main process), once the supervisor has tried to write it: a
+	// keeper that holds the job for this process (a reaper) stops a job
+	// that is not, or whose host ended before saying so, since a job
+	// nobody recorded is nobody's to stop. It is called once, before wait.
+	recorded(ok bool)
 	// wait blocks until the main process has exited and, under
 	// containment, every descendant has been killed and reaped.
 	wait() procExit
@@ -108,6 +114,10 @@ type directProc struct {
 }
 
 func (p *directProc) pid() int { return p.cmd.Process.Pid }
+
+// recorded: this process itself keeps the job, and stops it when its start
+// cannot be recorded.
+func (p *directProc) recorded(bool) {}
 
 func (p *directProc) wait() procExit {
 	err := p.cmd.Wait()

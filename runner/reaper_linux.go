@@ -265,9 +265,25 @@ func (p *reaperPool) start(binary string, cmd *exec.Cmd, cwd *os.File, cg *jobCg
 type reapedProc struct {
 	rp    *reaperProc
 	child int
+	// answered: the reaper has been told whether the job is on record.
+	answered bool
 }
 
 func (p *reapedProc) pid() int { return p.child }
+
+// recorded answers the reaper's pid report; a reaper told the job is not
+// on record kills it. A reaper that is gone is seen by wait.
+func (p *reapedProc) recorded(ok bool) {
+	if p.answered {
+		return
+	}
+	p.answered = true
+	b := ackUnrecorded
+	if ok {
+		b = ackRecorded
+	}
+	_, _ = p.rp.conn.Write([]byte{b})
+}
 
 // wait reads the reaper's last report of the job. If the reaper dies
 // first (killed from outside), the job's processes are no longer below a
@@ -276,6 +292,7 @@ func (p *reapedProc) pid() int { return p.child }
 // with the error saying so and no exit status, and the next job gets a
 // new reaper.
 func (p *reapedProc) wait() procExit {
+	p.recorded(false) // a start nobody recorded ends here
 	last, rerr := p.rp.read()
 	var out procExit
 	if rerr == nil && last.Done {

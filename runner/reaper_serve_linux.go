@@ -135,9 +135,20 @@ func (s *reaper) serve(q *reapRequest, fds []int) error {
 		errors.As(err, &errno)
 		return writeReport(s.sock, &reapReport{StartError: err.Error(), Errno: int(errno)})
 	}
+	acked := make(chan struct{})
 	if err := writeReport(s.sock, &reapReport{PID: cmd.Process.Pid}); err != nil {
 		// The host is gone; the job still ends with this reaper.
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		close(acked)
+	} else {
+		go func() {
+			defer close(acked)
+			if !readAck(s.sock) {
+				// Not on record, or the host died before it could be:
+				// nobody else knows this job to stop it.
+				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			}
+		}()
 	}
 	_ = cmd.Wait()
 	s.mu.Lock()
@@ -154,6 +165,7 @@ func (s *reaper) serve(q *reapRequest, fds []int) error {
 	// Everything still below this process is the job's: it serves one job
 	// at a time, and the previous one left nothing (this same loop).
 	n := reapTree(&u)
+	<-acked // the host answers the pid report before it reads this one
 	return writeReport(s.sock, &reapReport{Done: true, Status: uint32(ws), Leftovers: n,
 		UserNS: int64(u.utime), SystemNS: int64(u.stime), MaxRSSKiB: u.maxRSSKiB})
 }

@@ -19,7 +19,31 @@ import (
 // reapRequest), the descriptors the job needs riding as SCM_RIGHTS on the
 // first bytes. The reaper answers with JSON lines (reapReport): first the
 // job's pid or why it could not start, then, once every process of the job
-// is reaped, how it ended. The next request comes only after that.
+// is reaped, how it ended. Between the two the host sends one byte, once it
+// has tried to record the job's start: ackRecorded or ackUnrecorded. The
+// next request comes only after the last report.
+
+// The host's answer to a pid report. A reaper that reads ackUnrecorded, or
+// the end of the socket (the host died before it could record the job),
+// kills the job's process group: no row names that job, so nobody else
+// would ever stop it.
+const (
+	ackRecorded   byte = 'R'
+	ackUnrecorded byte = 'U'
+)
+
+// readAck reads the host's answer to a pid report on the reaper's end and
+// reports whether the job is on record.
+func readAck(fd int) bool {
+	var b [1]byte
+	for {
+		n, err := unix.Read(fd, b[:])
+		if err == unix.EINTR {
+			continue
+		}
+		return err == nil && n == 1 && b[0] == ackRecorded
+	}
+}
 
 // reaperSocketFD is the reaper's end of the socket pair.
 const reaperSocketFD = 3

@@ -101,17 +101,16 @@ func (r *Runner) Start(ctx context.Context, argv []string, o StartOptions) (*bgc
 	if err := makeJobDir(dir); err != nil {
 		return nil, fmt.Errorf("start: create job directory %s: %w (check that the home is writable and has space)", dir, err)
 	}
+	if !r.detached {
+		return r.startInProcess(ctx, job, dec.Env, dec.Dir)
+	}
 	// A detached supervisor starts now: its start-up and its opening of
 	// the store overlap the writing of the row.
 	// One that cannot be started fails the job once its row exists, so the
 	// attempt is on record.
-	var sup *supProc
-	var supLog *os.File
-	var prepErr error
-	if r.detached {
-		if sup, supLog, prepErr = r.prepareSupervisor(job.ID); sup != nil {
-			job.SupervisorPID, job.SupervisorStart = sup.pid, sup.start // its own from the first row
-		}
+	sup, supLog, prepErr := r.prepareSupervisor(job.ID)
+	if sup != nil {
+		job.SupervisorPID, job.SupervisorStart = sup.pid, sup.start // its own from the first row
 	}
 	created := r.store.Create(ctx, job)
 	if created == nil {
@@ -125,37 +124,45 @@ func (r *Runner) Start(ctx context.Context, argv []string, o StartOptions) (*bgc
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("start: %w", created)
 	}
-	switch {
-	case prepErr != nil:
+	if prepErr != nil {
 		err = r.failDetached(ctx, job, prepErr)
-	case r.detached:
+	} else {
 		var started *bgcmd.Job
 		if started, err = r.handOver(ctx, job, sup, supLog, dec.Env, dec.Dir); started != nil {
 			return started, nil // running: no need to read back what the supervisor reported
 		}
-	default:
-		var started *bgcmd.Job
-		if started, err = r.startInProcess(job, dec.Env, dec.Dir); started != nil {
-			return started, nil // running: no need to read back what was just written
-		}
 	}
-	rec, gerr := r.store.Get(context.WithoutCancel(ctx), job.ID)
+	return r.readBack(ctx, job.ID, err)
+}
+
+// readBack returns the job as its row reads after a start that did not
+// report it running, with err, the start's error.
+func (r *Runner) readBack(ctx context.Context, id string, err error) (*bgcmd.Job, error) {
+	rec, gerr := r.store.Get(context.WithoutCancel(ctx), id)
 	if gerr != nil {
 		return nil, errors.Join(err, gerr)
 	}
-	if err != nil {
-		return &rec.Job, err
-	}
-	return &rec.Job, nil
+	return &rec.Job, err
 }
 
-// startInProcess runs the supervise loop in a goroutine and waits until the
-// child has started (or failed to) in the open directory cwd. When the child
-// runs it returns a copy of the job as its row now reads (state running,
-// pid and start time recorded); nil when the start failed or settled.
-func (r *Runner) startInProcess(job *bgcmd.Job, env []string, cwd *os.File) (*bgcmd.Job, error) {
+// startInProcess runs the supervise loop in a goroutine, in the open
+// directory cwd, and waits until the child has started (or failed to).
+// The job's row is written only then, by the supervisor, with the child's
+// pid and start time in it: one write for what took two (a row, then the
+// child's start). When that write fails the child is stopped at once and
+// the start fails with nothing on record, as a failed Create did before
+// any child ran. The job as its row reads is returned: running, or
+// start_failed with Error saying why.
+func (r *Runner) startInProcess(ctx context.Context, job *bgcmd.Job, env []string, cwd *os.File) (*bgcmd.Job, error) {
 	sup := r.newSupervisor(job, env)
 	sup.cwd = cwd
+	job.CreatedAt = r.now().UTC() // the start began now, before the child's
+	sup.create = func() error {
+		if err := r.store.Create(ctx, job); err != nil {
+			return err
+		}
+		return r.afterCreate(ctx, job)
+	}
 	r.mu.Lock()
 	r.live[job.ID] = sup
 	r.mu.Unlock()
@@ -167,9 +174,17 @@ func (r *Runner) startInProcess(job *bgcmd.Job, env []string, cwd *os.File) (*bg
 		delete(r.live, job.ID)
 		r.mu.Unlock()
 	}()
-	if err := <-sup.started; err != nil || sup.startSettled || sup.running == nil {
-		return nil, err
+	err := <-sup.started
+	if err == nil && !sup.startSettled && sup.running != nil {
+		j := *sup.running
+		return &j, nil // running: no need to read back what was just written
 	}
-	j := *sup.running
-	return &j, nil
+	if sup.createErr != nil {
+		os.RemoveAll(sup.dir)
+		if err == nil {
+			err = sup.createErr
+		}
+		return nil, fmt.Errorf("start: %w", err)
+	}
+	return r.readBack(ctx, job.ID, err)
 }

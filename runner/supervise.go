@@ -94,6 +94,15 @@ type supervisor struct {
 	cgroupRoot string
 	inCgroup   bool
 	cgroupErr  error
+	// create, when set, writes the job's row once the child has started
+	// (in process: the row is created with the child's pid and start
+	// already in it, one write instead of two). Until it has succeeded the
+	// job has no row; if it fails, the child is stopped at once and the
+	// start fails with its error, nothing on record. Unset once the row
+	// exists.
+	create func() error
+	// createErr is why create failed: the job has no row.
+	createErr error
 	// storeReady, when store is nil, waits for the store to be open and
 	// sets it (a detached supervisor opens it while the child starts): the
 	// child's start is recorded once it returns, and a store that did not
@@ -131,8 +140,10 @@ func (s *supervisor) run() {
 	if err != nil {
 		// The job could not even be prepared: settle it as start_failed so
 		// nothing is left running, and tell the starter (who settles it
-		// when there is no store here to do it).
-		if s.store != nil {
+		// when there is no store here to do it). A row not written yet is
+		// written first, so the attempt is on record; one that could not
+		// be written leaves nothing to settle.
+		if s.store != nil && s.createRow() == nil {
 			s.settle(ctx, &outcome{state: bgcmd.StateStartFailed, err: err.Error()}, nil)
 		}
 		s.started <- err
@@ -197,6 +208,9 @@ func (s *supervisor) supervise(ctx context.Context) (*supervised, error) {
 		readers[0].Close()
 		readers[1].Close()
 		closeCaptures(streams)
+		if err := s.createRow(); err != nil {
+			return nil, err
+		}
 		// Reported by run once settled, so Start returns the settled job.
 		res.outcome = &outcome{state: bgcmd.StateStartFailed, err: describeStartError(s.job, startErr)}
 		return res, nil
@@ -206,16 +220,20 @@ func (s *supervisor) supervise(ctx context.Context) (*supervised, error) {
 	pidStart := processStart(pid)
 	if s.store == nil {
 		if err := s.storeReady(); err != nil {
-			_ = signalGroup(pid, syscall.SIGKILL)
-			p.wait()
-			readers[0].Close()
-			readers[1].Close()
-			closeCaptures(streams)
-			return nil, fmt.Errorf("%w (the command was stopped at once: it cannot run unrecorded)", err)
+			return nil, stopUnrecorded(p, readers, streams, err)
 		}
 	}
-	marked := s.store.MarkStarted(ctx, jobstore.StartedParams{ID: s.job.ID, PID: pid, PGID: pid,
-		PIDStart: pidStart, StartedAt: startedAt})
+	var marked error
+	if s.create != nil {
+		s.job.PID, s.job.PGID, s.job.PIDStart, s.job.StartedAt = pid, pid, pidStart, &startedAt
+		if err := s.createRow(); err != nil {
+			return nil, stopUnrecorded(p, readers, streams, err)
+		}
+	} else {
+		marked = s.store.MarkStarted(ctx, jobstore.StartedParams{ID: s.job.ID, PID: pid, PGID: pid,
+			PIDStart: pidStart, StartedAt: startedAt})
+	}
+	p.recorded(marked == nil)
 	if marked != nil {
 		_ = signalGroup(pid, syscall.SIGKILL)
 	}
@@ -235,6 +253,33 @@ func (s *supervisor) supervise(ctx context.Context) (*supervised, error) {
 
 	res.outcome = s.watch(ctx, p, readers, streams)
 	return res, nil
+}
+
+// stopUnrecorded stops a child whose start could not be recorded (err says
+// why) and releases what its supervision held: a job no row names is
+// nobody's to stop later, so it does not run on.
+func stopUnrecorded(p jobProc, readers [2]*os.File, streams map[bgcmd.Stream]*artifacts.Capture, err error) error {
+	_ = signalGroup(p.pid(), syscall.SIGKILL)
+	p.recorded(false)
+	p.wait()
+	readers[0].Close()
+	readers[1].Close()
+	closeCaptures(streams)
+	return fmt.Errorf("%w (the command was stopped at once: it cannot run unrecorded)", err)
+}
+
+// createRow writes the job's row when it is written only now (create is
+// set), and forgets create once it exists. It is tried once: a failure
+// stays the answer.
+func (s *supervisor) createRow() error {
+	if s.create == nil || s.createErr != nil {
+		return s.createErr
+	}
+	if s.createErr = s.create(); s.createErr != nil {
+		return s.createErr
+	}
+	s.create = nil
+	return nil
 }
 
 // watch pumps output and waits for the main process, enforcing the cap, the

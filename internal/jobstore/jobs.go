@@ -17,8 +17,11 @@ import (
 func NewID() string { return uuid.Must(uuid.NewV7()).String() }
 
 // Create inserts j as a new running job with its creation event, in one
-// transaction. It fills j.ID (when empty), j.Host, j.State and j.CreatedAt.
-// Argv must be non-empty; the caller has already passed the policy.
+// transaction. It fills j.ID (when empty), j.Host, j.State and j.CreatedAt
+// (when zero). A job whose child has already started (j.StartedAt set, as
+// an in-process start creates it) is inserted with PID, PGID, PIDStart and
+// StartedAt in its row: no MarkStarted follows. Argv must be non-empty;
+// the caller has already passed the policy.
 func (s *Store) Create(ctx context.Context, j *bgcmd.Job) error {
 	return s.create(ctx, j, bgcmd.StateRunning, QueueLimits{})
 }
@@ -37,7 +40,18 @@ func (s *Store) create(ctx context.Context, j *bgcmd.Job, state bgcmd.State, lim
 	}
 	j.Host, j.HostID = s.host, s.hostID
 	j.State = state
-	j.CreatedAt = s.now().UTC()
+	if j.CreatedAt.IsZero() {
+		j.CreatedAt = s.now()
+	}
+	j.CreatedAt = j.CreatedAt.UTC()
+	// A job created with its child already started (in process) records
+	// the child in the same row.
+	var pid, pgid int
+	var pidStart int64
+	var startedAt any
+	if j.StartedAt != nil && state == bgcmd.StateRunning {
+		pid, pgid, pidStart, startedAt = j.PID, j.PGID, j.PIDStart, fmtTime(*j.StartedAt)
+	}
 	envNames := j.EnvNames
 	if envNames == nil {
 		envNames = []string{}
@@ -68,14 +82,14 @@ func (s *Store) create(ctx context.Context, j *bgcmd.Job, state bgcmd.State, lim
 			cwd, env_replaced, env_names, timeout_ms, kill_grace_ms, max_output_bytes,
 			labels, state, supervisor_pid, supervisor_start, boot_id, detached, created_at,
 			queue_group, after_ids, session_max, group_max, rerun_of, priority, exe_sha256,
-			memory_max_bytes, pids_max)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, ?)`,
+			memory_max_bytes, pids_max, pid, pgid, pid_start, started_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, ?, ?, ?, ?, ?)`,
 			j.ID, j.Session, j.Host, j.HostID, mustJSON(j.Argv), j.Exe, j.Cwd, j.EnvReplaced,
 			mustJSON(envNames), j.Timeout.Milliseconds(), j.KillGrace.Milliseconds(),
 			j.MaxOutputBytes, mustJSON(labels), j.State, j.SupervisorPID,
 			j.SupervisorStart, j.BootID, j.Detached, fmtTime(j.CreatedAt),
 			j.Group, mustJSON(after), lim.Session, lim.Group, rerunOf, j.Priority, j.ExeSHA256,
-			memMax, pidsMax)
+			memMax, pidsMax, pid, pgid, pidStart, startedAt)
 		if err != nil {
 			return err
 		}
