@@ -112,11 +112,7 @@ func (r *Runner) Start(ctx context.Context, argv []string, o StartOptions) (*bgc
 	if sup != nil {
 		job.SupervisorPID, job.SupervisorStart = sup.pid, sup.start // its own from the first row
 	}
-	created := r.store.Create(ctx, job)
-	if created == nil {
-		created = r.afterCreate(ctx, job)
-	}
-	if created != nil {
+	if created := r.createJob(ctx, job); created != nil {
 		if sup != nil {
 			sup.close() // it reads the end of the hand-over and exits
 			supLog.Close()
@@ -133,6 +129,14 @@ func (r *Runner) Start(ctx context.Context, argv []string, o StartOptions) (*bgc
 		}
 	}
 	return r.readBack(ctx, job.ID, err)
+}
+
+// createJob writes the job's row and what follows it (afterCreate).
+func (r *Runner) createJob(ctx context.Context, job *bgcmd.Job) error {
+	if err := r.store.Create(ctx, job); err != nil {
+		return err
+	}
+	return r.afterCreate(ctx, job)
 }
 
 // readBack returns the job as its row reads after a start that did not
@@ -157,12 +161,7 @@ func (r *Runner) startInProcess(ctx context.Context, job *bgcmd.Job, env []strin
 	sup := r.newSupervisor(job, env)
 	sup.cwd = cwd
 	job.CreatedAt = r.now().UTC() // the start began now, before the child's
-	sup.create = func() error {
-		if err := r.store.Create(ctx, job); err != nil {
-			return err
-		}
-		return r.afterCreate(ctx, job)
-	}
+	sup.create = func() error { return r.createJob(ctx, job) }
 	r.mu.Lock()
 	r.live[job.ID] = sup
 	r.mu.Unlock()

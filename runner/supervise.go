@@ -223,9 +223,9 @@ func (s *supervisor) supervise(ctx context.Context) (*supervised, error) {
 			return nil, stopUnrecorded(p, readers, streams, err)
 		}
 	}
+	s.job.PID, s.job.PGID, s.job.PIDStart, s.job.StartedAt = pid, pid, pidStart, &startedAt
 	var marked error
 	if s.create != nil {
-		s.job.PID, s.job.PGID, s.job.PIDStart, s.job.StartedAt = pid, pid, pidStart, &startedAt
 		if err := s.createRow(); err != nil {
 			return nil, stopUnrecorded(p, readers, streams, err)
 		}
@@ -237,9 +237,7 @@ func (s *supervisor) supervise(ctx context.Context) (*supervised, error) {
 	if marked != nil {
 		_ = signalGroup(pid, syscall.SIGKILL)
 	}
-	s.job.PID, s.job.PGID = pid, pid
 	running := *s.job
-	running.PIDStart, running.StartedAt = pidStart, &startedAt
 	if running.EnvNames == nil {
 		running.EnvNames = []string{}
 	}
