@@ -3,7 +3,6 @@
 package runner
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode"
@@ -134,12 +134,19 @@ func (r *Runner) handOver(ctx context.Context, job *bgcmd.Job, p *supProc, logf 
 	if job.State == bgcmd.StateRunning && job.SupervisorPID == p.pid && job.SupervisorStart == p.start {
 		sp.Job = newSpecJob(job)
 	}
+	rr := newReportReader(p.status)
 	err := sendLine(p.conn, &sp, cwd, logf)
-	if err != nil && p.spare {
-		p.close() // it died waiting: start another, as if there were none
+	if p.spare && (err != nil || !rr.tookJob()) {
+		// It died waiting. The write alone does not always say so: a fork
+		// of this process running meanwhile holds a copy of the spare's
+		// socket until it execs, and the line lands in its buffer. A
+		// spare that ended without saying it took the job never did
+		// anything with it: start another, as if there were none.
+		p.close()
 		if p, err = r.spawnSupervisor(logf); err != nil {
 			return nil, r.failDetached(ctx, job, err)
 		}
+		rr = newReportReader(p.status)
 		sp.Job = nil // the row names the spare: the new one claims the job from it
 		err = sendLine(p.conn, &sp, cwd, logf)
 	}
@@ -149,7 +156,7 @@ func (r *Runner) handOver(ctx context.Context, job *bgcmd.Job, p *supProc, logf 
 	p.conn.Close()
 	// Read the report even when the hand-over failed: a binary that is no
 	// supervisor exits at once, and its missing hello says why.
-	started, err := r.awaitStartup(ctx, job, p.status, err, func(err error) error { return r.failDetached(ctx, job, err) })
+	started, err := r.awaitStartup(ctx, job, rr, err, func(err error) error { return r.failDetached(ctx, job, err) })
 	// The next spare starts once this job runs, not while it is starting.
 	r.refillSpare()
 	if err != nil || started == nil {
@@ -262,6 +269,9 @@ func spawnSupervisor(binary string, om openMsg, logf *os.File) (*supProc, error)
 		cmd.Stdout, cmd.Stderr = logf, logf
 	}
 	err = cmd.Start()
+	if hold := heldPeers.Load(); hold != nil && err == nil {
+		(*hold)(supConn)
+	}
 	supConn.Close()
 	statusW.Close()
 	if err != nil {
@@ -281,6 +291,11 @@ func spawnSupervisor(binary string, om openMsg, logf *os.File) (*supProc, error)
 		exited: exited}, nil
 }
 
+// heldPeers, when set (by tests), is given each new supervisor's end of
+// its hand-over socket before this process closes it, to keep a copy open
+// as a fork of this process running at the same time does until it execs.
+var heldPeers atomic.Pointer[func(*os.File)]
+
 // close releases a supervisor that never got a job: it reads the end of
 // the hand-over and exits.
 func (p *supProc) close() {
@@ -288,21 +303,14 @@ func (p *supProc) close() {
 	p.status.Close()
 }
 
-// awaitStartup reads the supervisor's hello (supervisorHello) and then its
-// one-line report: "ok" once the child runs or the job has settled,
-// "error: …" when it could not prepare the job. A binary that ends or stays
-// silent without the hello does not call MaybeSupervise: the error says so.
-// handErr is the error of handing the spec over, if any.
-func (r *Runner) awaitStartup(ctx context.Context, job *bgcmd.Job, statusR *os.File, handErr error, fail func(error) error) (*startedReport, error) {
-	defer statusR.Close()
-	_ = statusR.SetReadDeadline(time.Now().Add(startupTimeout))
-	rd := bufio.NewReader(statusR)
-	line, err := rd.ReadString('\n')
-	hello := strings.TrimSpace(line) == supervisorHello
-	if hello {
-		line, err = rd.ReadString('\n')
-	}
-	line = strings.TrimSpace(line)
+// awaitStartup reads the supervisor's report from rr: "ok" once the child
+// runs or the job has settled, "error: …" when it could not prepare the
+// job. A binary that ends or stays silent without the hello does not call
+// MaybeSupervise: the error says so. handErr is the error of handing the
+// spec over, if any.
+func (r *Runner) awaitStartup(ctx context.Context, job *bgcmd.Job, rr *reportReader, handErr error, fail func(error) error) (*startedReport, error) {
+	defer rr.f.Close()
+	line, err := rr.report()
 	switch {
 	case line == "ok" && handErr == nil:
 		return nil, nil
@@ -323,7 +331,7 @@ func (r *Runner) awaitStartup(ctx context.Context, job *bgcmd.Job, statusR *os.F
 	}
 	logText, _ := os.ReadFile(filepath.Join(r.jobDir(job.ID), "supervisor.log"))
 	output := relayable(strings.TrimSpace(string(logText)))
-	if !hello {
+	if !rr.hello {
 		return nil, fail(fmt.Errorf("the binary %s does not call runner.MaybeSupervise() at the top of main: add it, or set Options.Binary to the bgcmd binary (it printed: %s)", r.binary, output))
 	}
 	if handErr != nil {
@@ -449,6 +457,11 @@ func Supervise(ctx context.Context) error {
 		// now, the store's opening abandoned as a crash would leave it.
 		report("error: read spec: " + err.Error())
 		return handoffEnded(err)
+	}
+	// Say the job is taken before doing anything with it: a host whose
+	// spare ends without this line hands the job to another supervisor.
+	if _, err := fmt.Fprintln(statusF, handoffTaken); err != nil {
+		return fmt.Errorf("report the job taken: %w", err)
 	}
 	defer func() {
 		if openStore() == nil {

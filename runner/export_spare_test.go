@@ -1,5 +1,13 @@
 package runner
 
+import (
+	"os"
+	"sync"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
 // SparePID returns the pid of r's spare supervisor waiting for a job, or 0
 // when there is none (yet).
 func SparePID(r *Runner) int {
@@ -29,4 +37,32 @@ func LastSpawnedSparePID(r *Runner) int {
 		return 0
 	}
 	return r.lastSpare.pid
+}
+
+// HoldSupervisorPeers keeps open, until t ends, a copy of every new
+// supervisor's end of its hand-over socket, as a fork of this process that
+// runs at the same time holds one until it execs: while it does, a
+// supervisor that died waiting does not fail the write of its job.
+func HoldSupervisorPeers(t testing.TB) {
+	var mu sync.Mutex
+	var held []int
+	hold := func(f *os.File) {
+		fd, err := unix.Dup(int(f.Fd()))
+		if err != nil {
+			t.Errorf("hold a supervisor's socket: %v", err)
+			return
+		}
+		mu.Lock()
+		held = append(held, fd)
+		mu.Unlock()
+	}
+	heldPeers.Store(&hold)
+	t.Cleanup(func() {
+		heldPeers.Store(nil)
+		mu.Lock()
+		defer mu.Unlock()
+		for _, fd := range held {
+			unix.Close(fd)
+		}
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -115,4 +116,44 @@ func TestDeadSpareIsReplacedByAColdSupervisor(t *testing.T) {
 	s := e.await(j.ID)
 	require.Equal(t, bgcmd.StateExited, s.State, "error: %s", s.Error)
 	require.Equal(t, 3, *s.ExitCode)
+}
+
+// TestASpareThatDiedUnseenIsReplaced: a spare's death does not always fail
+// the write of its job: a fork of the host that runs at the same time (a
+// job's, another supervisor's) holds a copy of the spare's socket until it
+// execs, and the write lands in the buffer of a socket no one will read.
+// The spare says it took the job before doing anything with it; a spare
+// that ends without saying so never had it, and a cold supervisor runs the
+// job as if there had been no spare.
+func TestASpareThatDiedUnseenIsReplaced(t *testing.T) {
+	runner.HoldSupervisorPeers(t) // not parallel: it holds every runner's
+	for _, when := range []string{"at once", "with its store open"} {
+		t.Run(when, func(t *testing.T) {
+			e := newModeEnv(t, "spare")
+			spare := runner.SparePID(e.r)
+			if when != "at once" {
+				waitFor(t, "the spare to open the store", func() bool { return holdsOpen(spare, e.store.Path()) })
+			}
+			require.NoError(t, syscall.Kill(spare, syscall.SIGKILL))
+			waitFor(t, "the spare to die", func() bool { return !processAlive(spare) })
+
+			j := e.start([]string{fixture(t, "exit-with.sh"), "3"}, runner.StartOptions{})
+			require.NotEqual(t, spare, j.SupervisorPID)
+			s := e.await(j.ID)
+			require.Equal(t, bgcmd.StateExited, s.State, "error: %s", s.Error)
+			require.Equal(t, 3, *s.ExitCode)
+		})
+	}
+}
+
+// holdsOpen reports whether process pid has the file at path open.
+func holdsOpen(pid int, path string) bool {
+	dir := filepath.Join("/proc", strconv.Itoa(pid), "fd")
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if target, err := os.Readlink(filepath.Join(dir, e.Name())); err == nil && target == path {
+			return true
+		}
+	}
+	return false
 }
