@@ -8,15 +8,22 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// SparePID returns the pid of r's spare supervisor waiting for a job, or 0
-// when there is none (yet).
+// SparePID returns the pid of the spare supervisor of r that the next
+// detached start takes, or 0 when there is none (yet).
 func SparePID(r *Runner) int {
 	r.spareMu.Lock()
 	defer r.spareMu.Unlock()
-	if r.spare == nil {
+	if len(r.spares) == 0 {
 		return 0
 	}
-	return r.spare.pid
+	return r.spares[0].pid
+}
+
+// SpareCount returns how many spare supervisors of r wait for a job.
+func SpareCount(r *Runner) int {
+	r.spareMu.Lock()
+	defer r.spareMu.Unlock()
+	return len(r.spares)
 }
 
 // PrestartedPID returns the pid of a supervisor started by Prestart, or 0

@@ -173,62 +173,79 @@ func socketPair() (host, sup *os.File, err error) {
 	return os.NewFile(uintptr(fds[0]), "handoff"), os.NewFile(uintptr(fds[1]), "handoff"), nil
 }
 
-// takeSpare returns the spare supervisor, if one is waiting, for a job.
+// spareCount is how many spare supervisors a runner that keeps spares
+// (Options.Spare) has started ahead of need. One is not enough for calls
+// that follow each other closely: the spare that replaces a taken one is
+// still starting (a process's start-up and the opening of the store, a few
+// milliseconds of CPU) when the next call comes, which then waits for it.
+// With two, the next call takes the older one, started a call earlier.
+const spareCount = 2
+
+// takeSpare returns the oldest spare supervisor waiting for a job, if any:
+// the one most likely to have finished starting.
 func (r *Runner) takeSpare() *supProc {
 	r.spareMu.Lock()
 	defer r.spareMu.Unlock()
-	p := r.spare
-	r.spare = nil
-	if p != nil {
-		p.spare = true
+	if len(r.spares) == 0 {
+		return nil
 	}
+	p := r.spares[0]
+	r.spares = r.spares[1:]
+	p.spare = true
 	return p
 }
 
-// refillSpare starts the next spare supervisor in the background when the
-// runner keeps one (Options.Spare), so the next detached start skips the
-// supervisor's start-up and its opening of the store.
+// refillSpare starts spare supervisors in the background, up to
+// spareCount, when the runner keeps them (Options.Spare), so the next
+// detached start skips the supervisor's start-up and its opening of the
+// store.
 func (r *Runner) refillSpare() {
 	if !r.keepSpare {
 		return
 	}
 	r.spareMu.Lock()
 	defer r.spareMu.Unlock()
-	if r.spareStarting || r.spare != nil || r.closed {
-		return
+	for ; len(r.spares)+r.spareStarting < spareCount && !r.closed; r.spareStarting++ {
+		r.spareSpawns.Add(1)
+		go r.spawnSpare()
 	}
-	r.spareStarting = true
-	r.spareSpawns.Add(1)
-	go func() {
-		defer r.spareSpawns.Done()
-		p, err := r.spawnSupervisor(nil)
-		r.spareMu.Lock()
-		r.spareStarting = false
-		if err == nil {
-			r.lastSpare = p
-		}
-		switch {
-		case err != nil:
-			// The next start spawns its own supervisor, and says why if
-			// it cannot.
-		case r.closed:
-			// Close ran while it started: let it go, and make Close
-			// (waiting on spareSpawns) wait for it to exit as for the
-			// spare it found.
-			r.spareMu.Unlock()
-			letGo(p)
-			return
-		default:
-			r.spare = p
-		}
+}
+
+// spawnSpare starts one spare supervisor and adds it to the runner's
+// spares, or lets it go when the runner was closed meanwhile.
+func (r *Runner) spawnSpare() {
+	defer r.spareSpawns.Done()
+	p, err := r.spawnSupervisor(nil)
+	r.spareMu.Lock()
+	r.spareStarting--
+	if err == nil {
+		r.lastSpare = p
+	}
+	switch {
+	case err != nil:
+		// The next start spawns its own supervisor, and says why if it
+		// cannot.
+	case r.closed:
+		// Close ran while it started: let it go, and make Close (waiting
+		// on spareSpawns) wait for it to exit as for the spares it found.
 		r.spareMu.Unlock()
-	}()
+		letGo(p)
+		return
+	default:
+		r.spares = append(r.spares, p)
+	}
+	r.spareMu.Unlock()
 }
 
 // letGo closes a spare's hand-over and waits (up to spareExitWait) for it
 // to exit, so that it no longer touches the home.
 func letGo(p *supProc) {
 	p.close()
+	awaitExit(p)
+}
+
+// awaitExit waits (up to spareExitWait) for a supervisor let go to exit.
+func awaitExit(p *supProc) {
 	select {
 	case <-p.exited:
 	case <-time.After(spareExitWait):
@@ -239,18 +256,21 @@ func letGo(p *supProc) {
 // exit.
 const spareExitWait = 5 * time.Second
 
-// closeSpare lets the spare supervisor end: it reads the end of the
-// hand-over and exits, which Close waits for (up to spareExitWait), so no
-// process of the runner's is left touching the home after it. A spare still
-// starting when Close runs is let go and waited for the same way.
+// closeSpare lets the spare supervisors end: each reads the end of its
+// hand-over and exits, which Close waits for (up to spareExitWait each), so
+// no process of the runner's is left touching the home after it. A spare
+// still starting when Close runs is let go and waited for the same way.
 func (r *Runner) closeSpare() {
 	r.spareMu.Lock()
 	r.closed = true
-	p := r.spare
-	r.spare = nil
+	spares := r.spares
+	r.spares = nil
 	r.spareMu.Unlock()
-	if p != nil {
-		letGo(p)
+	for _, p := range spares {
+		p.close()
+	}
+	for _, p := range spares {
+		awaitExit(p)
 	}
 	r.spareSpawns.Wait() // a spare still starting is let go too
 }
@@ -296,7 +316,7 @@ func (ps *Prestarted) Close() {
 	}
 }
 
-// adoptPrestarted makes ps the runner's spare when it was started for the
+// adoptPrestarted makes ps one of the runner's spares when it was started for the
 // runner's store (it is closed otherwise).
 func (r *Runner) adoptPrestarted(ps *Prestarted) {
 	if ps == nil || ps.p == nil {
@@ -310,9 +330,9 @@ func (r *Runner) adoptPrestarted(ps *Prestarted) {
 	}
 	r.spareMu.Lock()
 	defer r.spareMu.Unlock()
-	if r.spare != nil {
+	if len(r.spares) >= spareCount {
 		p.close()
 		return
 	}
-	r.spare = p
+	r.spares = append(r.spares, p)
 }

@@ -56,12 +56,13 @@ type Options struct {
 	// that calls setsid escapes) and their events record containment
 	// "process_group".
 	Binary string
-	// Spare keeps one detached supervisor started ahead of need, its store
-	// already open, so that a Start in the detached mode pays neither the
-	// start-up of a process nor the opening of the store: for long-lived
-	// hosts (bgcmd mcp sets it). The spare holds no job and no
-	// environment until it is handed one; it exits when the runner is
-	// closed or this process ends.
+	// Spare keeps two detached supervisors started ahead of need, their
+	// store already open, so that a Start in the detached mode pays
+	// neither the start-up of a process nor the opening of the store: for
+	// long-lived hosts (bgcmd mcp sets it). Two, so that a start soon after
+	// another still finds one that has finished starting. A spare holds no
+	// job and no environment until it is handed one; it exits when the
+	// runner is closed or this process ends.
 	Spare bool
 	// Prestarted is a detached supervisor started by Prestart for this
 	// runner's store: the first detached Start hands it its job, as it
@@ -104,8 +105,8 @@ type Runner struct {
 
 	keepSpare     bool
 	spareMu       sync.Mutex
-	spare         *supProc // a detached supervisor waiting for a job
-	spareStarting bool
+	spares        []*supProc // detached supervisors waiting for a job, oldest first
+	spareStarting int        // spares being started
 	closed        bool
 	// spareSpawns counts spares being started; Close waits for them, and
 	// lastSpare is the latest one started (for tests).

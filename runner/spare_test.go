@@ -157,3 +157,19 @@ func holdsOpen(pid int, path string) bool {
 	}
 	return false
 }
+
+// TestARunnerKeepsTwoSparesAndHandsOutTheOldest: a runner with spares has
+// two supervisors waiting; a start takes the one started first (the most
+// likely to have finished starting), and both places are filled again.
+func TestARunnerKeepsTwoSparesAndHandsOutTheOldest(t *testing.T) {
+	t.Parallel()
+	e := newModeEnv(t, "spare")
+	waitFor(t, "two spares", func() bool { return runner.SpareCount(e.r) == 2 })
+	oldest := runner.SparePID(e.r)
+	j := e.start([]string{fixture(t, "exit-with.sh"), "0"}, runner.StartOptions{})
+	require.Equal(t, oldest, j.SupervisorPID, "the oldest spare took the job")
+	waitFor(t, "two spares again", func() bool { return runner.SpareCount(e.r) == 2 })
+	require.NotEqual(t, oldest, runner.SparePID(e.r))
+	s := e.await(j.ID)
+	require.Equal(t, bgcmd.StateExited, s.State, "error: %s", s.Error)
+}
