@@ -438,7 +438,8 @@ func Supervise(ctx context.Context) error {
 	go func() {
 		var err error
 		st, err = jobstore.Open(ctx, jobstore.Options{Path: om.DBPath, DSN: om.DB,
-			Host: om.Host, HostID: om.HostID, ShareArtifacts: om.ShareArtifacts})
+			Host: om.Host, HostID: om.HostID, ShareArtifacts: om.ShareArtifacts,
+			OneConnection: true}) // one job: a second connection would parse the schema again
 		opening <- err
 	}()
 	var openErr error

@@ -60,6 +60,13 @@ type Options struct {
 	ReadOnly bool
 	// ReadConns bounds the read pool; default 4.
 	ReadConns int
+	// OneConnection reads through the writer's connection instead of a
+	// read pool, on SQLite: for a process that does one thing at a time
+	// (a detached supervisor), where each further connection would read
+	// and parse the whole schema again before its first statement. Reads
+	// then wait for a write in progress, and a read transaction takes the
+	// write lock.
+	OneConnection bool
 }
 
 // Store is an open bgcmd database. It is safe for concurrent use.
@@ -163,6 +170,10 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if err := s.adoptLegacyRows(ctx); err != nil {
 		s.w.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	if opts.OneConnection {
+		s.r = s.w
+		return s, nil
 	}
 	if s.r, err = openDB(path, opts.BusyTimeout, true, false, opts.ReadConns); err != nil {
 		s.w.Close()
@@ -342,7 +353,7 @@ func (s *Store) Close() error {
 	if s.notices != nil {
 		s.notices.close()
 	}
-	if s.readOnly {
+	if s.readOnly || s.r == s.w {
 		return s.r.Close()
 	}
 	return errors.Join(s.w.Close(), s.r.Close())
