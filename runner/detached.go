@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -46,21 +47,26 @@ type spec struct {
 	DBPath string   `json:"db_path"`
 	JobID  string   `json:"job_id"`
 	Env    []string `json:"env"`
-	// HostPID and HostStart name the host that created the job: the
-	// supervisor claims the job from it, so a reconciler that took the job
-	// over meanwhile wins and the supervisor starts nothing.
+	// HostPID and HostStart name the process the job's row names as its
+	// supervisor: the host that queued it, from which the supervisor
+	// claims it (a reconciler that took the job over meanwhile wins and
+	// the supervisor starts nothing); with Unrecorded, the supervisor
+	// itself.
 	HostPID   int   `json:"host_pid"`
 	HostStart int64 `json:"host_start"`
 	// Cgroup is the policy's delegated cgroup v2 directory ("" = none).
 	Cgroup string `json:"cgroup,omitempty"`
-	// Job is the job as the host created its row, sent when that row
-	// already names this supervisor (HostPID and HostStart are its own):
-	// no reconciler takes over a job whose supervisor lives, so the
-	// supervisor starts the child from it at once, while its store is
-	// still opening, and claims nothing. Without it (a queued job, or a
-	// row that names another process) the supervisor claims the job from
-	// HostPID and reads it from the row first.
+	// Job is the job to start, sent with Unrecorded: its row is written
+	// once the child runs. Without it (a job that waited in the queue) the
+	// supervisor claims the job from HostPID and reads it from its row.
 	Job *specJob `json:"job,omitempty"`
+	// Unrecorded says Job has no row yet: the host writes it once the
+	// supervisor reports the child running, with the child's pid and
+	// start in it, and answers on the hand-over socket (ackRecorded). A
+	// supervisor that reads any other answer, or the socket's end, stops
+	// the child: no row names it. A child that could not be started is
+	// reported ("start_failed: …") for the host to record.
+	Unrecorded bool `json:"unrecorded,omitempty"`
 }
 
 // specJob is a job as it travels in the spec: the fields the row keeps
@@ -95,8 +101,7 @@ func (r *Runner) launchDetached(ctx context.Context, job *bgcmd.Job, env []strin
 	if err != nil {
 		return r.failDetached(ctx, job, err)
 	}
-	_, err = r.handOver(ctx, job, p, logf, env, cwd)
-	return err
+	return r.handOver(ctx, job, p, logf, env, cwd)
 }
 
 // prepareSupervisor makes ready the supervisor of job id before its row
@@ -121,19 +126,14 @@ func (r *Runner) prepareSupervisor(id string) (*supProc, *os.File, error) {
 	return p, logf, nil
 }
 
-// handOver gives the created job to the prepared supervisor p (a spare
-// that died waiting is replaced by a new supervisor) and waits for its
-// report. When the child runs it returns the job as its row now reads
-// (pid and start recorded, from the report: no read after the write);
-// nil when the start failed or settled, or the job waits in the queue.
-// It closes logf.
-func (r *Runner) handOver(ctx context.Context, job *bgcmd.Job, p *supProc, logf *os.File, env []string, cwd *os.File) (*bgcmd.Job, error) {
+// handOver gives a job whose row exists (one that waited in the queue) to
+// the prepared supervisor p, which claims it from the row's supervisor (a
+// spare that died waiting is replaced by a new supervisor), and waits for
+// its report. It closes logf.
+func (r *Runner) handOver(ctx context.Context, job *bgcmd.Job, p *supProc, logf *os.File, env []string, cwd *os.File) error {
 	defer logf.Close()
 	sp := spec{Home: r.home, DBPath: r.store.Path(), JobID: job.ID, Env: env,
 		HostPID: job.SupervisorPID, HostStart: job.SupervisorStart, Cgroup: r.cgroupRoot()}
-	if job.State == bgcmd.StateRunning && job.SupervisorPID == p.pid && job.SupervisorStart == p.start {
-		sp.Job = newSpecJob(job)
-	}
 	rr := newReportReader(p.status)
 	err := sendLine(p.conn, &sp, cwd, logf)
 	if p.spare && (err != nil || !rr.tookJob()) {
@@ -144,10 +144,9 @@ func (r *Runner) handOver(ctx context.Context, job *bgcmd.Job, p *supProc, logf 
 		// anything with it: start another, as if there were none.
 		p.close()
 		if p, err = r.spawnSupervisor(logf); err != nil {
-			return nil, r.failDetached(ctx, job, err)
+			return r.failDetached(ctx, job, err)
 		}
 		rr = newReportReader(p.status)
-		sp.Job = nil // the row names the spare: the new one claims the job from it
 		err = sendLine(p.conn, &sp, cwd, logf)
 	}
 	if err != nil {
@@ -156,13 +155,96 @@ func (r *Runner) handOver(ctx context.Context, job *bgcmd.Job, p *supProc, logf 
 	p.conn.Close()
 	// Read the report even when the hand-over failed: a binary that is no
 	// supervisor exits at once, and its missing hello says why.
-	started, err := r.awaitStartup(ctx, job, rr, err, func(err error) error { return r.failDetached(ctx, job, err) })
+	_, err = r.awaitStartup(ctx, job, rr, err, func(err error) error { return r.failDetached(ctx, job, err) })
 	// The next spare starts once this job runs, not while it is starting.
 	r.refillSpare()
-	if err != nil || started == nil {
-		return nil, err
+	return err
+}
+
+// startDetached hands job, whose row is not written yet, to the prepared
+// supervisor p (a spare that died waiting is replaced by a new supervisor):
+// the supervisor starts the child at once and reports its pid and start,
+// and only then is the row written, with them in it, and the supervisor
+// told so (ackRecorded) before it watches the job. The start thus costs
+// one write, the host's, and the supervisor writes nothing before the
+// job ends. A supervisor that hears otherwise, or sees this process end
+// first, stops the child: no row names it. A start that failed is on
+// record as start_failed all the same (failUnrecorded). It closes logf.
+func (r *Runner) startDetached(ctx context.Context, job *bgcmd.Job, p *supProc, logf *os.File, env []string, cwd *os.File) (*bgcmd.Job, error) {
+	defer logf.Close()
+	job.CreatedAt = r.now().UTC() // the start began now, before the child's
+	send := func(p *supProc) (*reportReader, error) {
+		job.SupervisorPID, job.SupervisorStart = p.pid, p.start
+		sp := spec{Home: r.home, DBPath: r.store.Path(), JobID: job.ID, Env: env,
+			HostPID: p.pid, HostStart: p.start, Cgroup: r.cgroupRoot(), Job: newSpecJob(job), Unrecorded: true}
+		rr := newReportReader(p.status)
+		return rr, sendLine(p.conn, &sp, cwd, logf)
 	}
-	return started.job(job, p), nil
+	rr, err := send(p)
+	if p.spare && (err != nil || !rr.tookJob()) {
+		// It died waiting (handOver says how that is told): start another,
+		// which the job names from its first row.
+		p.close()
+		if p, err = r.spawnSupervisor(logf); err != nil {
+			return r.readBack(ctx, job.ID, r.failUnrecorded(ctx, job, err))
+		}
+		rr, err = send(p)
+	}
+	defer p.conn.Close()
+	if err != nil {
+		err = fmt.Errorf("hand job to supervisor: %w", err)
+	}
+	started, err := r.awaitStartup(ctx, job, rr, err, func(err error) error { return r.failUnrecorded(ctx, job, err) })
+	// The next spare starts once this job runs, not while it is starting.
+	r.refillSpare()
+	var nf notStarted
+	if errors.As(err, &nf) {
+		if err := r.recordNotStarted(ctx, job, nf.msg); err != nil {
+			return nil, fmt.Errorf("start: %w", err)
+		}
+		return r.readBack(ctx, job.ID, nil) // start_failed, as Start returns it
+	}
+	if err == nil && started == nil {
+		// The supervisor of a job without a row reports it running, with
+		// its pid, or says why not: anything else is not bgcmd's.
+		err = r.failUnrecorded(ctx, job, fmt.Errorf("detached supervisor %s reported no pid", r.binary))
+	}
+	if err != nil {
+		return r.readBack(ctx, job.ID, err) // on record as start_failed
+	}
+	running := started.job(job, p)
+	if err := r.createJob(ctx, running); err != nil {
+		_, _ = p.conn.Write([]byte{ackUnrecorded})
+		os.RemoveAll(r.jobDir(job.ID))
+		return nil, fmt.Errorf("start: %w (the command was stopped at once: it cannot run unrecorded)", err)
+	}
+	// A supervisor that died since is named by the row with its child:
+	// reconcile settles the job as for any supervisor that died.
+	_, _ = p.conn.Write([]byte{ackRecorded})
+	return running, nil
+}
+
+// failUnrecorded records a detached start that failed before its row was
+// written: the row, then its settle as start_failed with err, which it
+// returns. The attempt is on record as for a start that failed later.
+func (r *Runner) failUnrecorded(ctx context.Context, job *bgcmd.Job, err error) error {
+	if rerr := r.recordNotStarted(ctx, job, err.Error()); rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	return err
+}
+
+// recordNotStarted writes the row of a detached job that did not start
+// and settles it as start_failed with msg. It fails only when the row
+// could not be written (then nothing is on record, and the job's
+// directory is removed).
+func (r *Runner) recordNotStarted(ctx context.Context, job *bgcmd.Job, msg string) error {
+	if err := r.createJob(context.WithoutCancel(ctx), job); err != nil {
+		os.RemoveAll(r.jobDir(job.ID))
+		return err
+	}
+	_ = r.failDetached(ctx, job, errors.New(msg))
+	return nil
 }
 
 // startedReport is a supervisor's report once the child runs: what it
@@ -320,6 +402,11 @@ func (r *Runner) awaitStartup(ctx context.Context, job *bgcmd.Job, rr *reportRea
 			return nil, nil // the row has it: Start reads it back
 		}
 		return &sr, nil
+	case strings.HasPrefix(line, "start_failed: ") && handErr == nil:
+		// The child could not be started (a job without a row yet): on
+		// record as start_failed, which is the start's result, not an
+		// error of bgcmd's.
+		return nil, notStarted{relayable(strings.TrimPrefix(line, "start_failed: "))}
 	case strings.HasPrefix(line, "error: "):
 		// Settle it here unless the supervisor already did: a supervisor
 		// that could not even open the store leaves the job running.
@@ -452,7 +539,13 @@ func Supervise(ctx context.Context) error {
 	}
 	var sp spec
 	err := lr.next(&sp)
-	unix.Close(3)
+	// The host's answer to a job without a row comes on the hand-over
+	// socket: it stays open until then, and is closed once.
+	closeHandoff := sync.OnceFunc(func() { unix.Close(3) })
+	defer closeHandoff()
+	if err != nil || !sp.Unrecorded {
+		closeHandoff()
+	}
 	if err != nil {
 		// No job comes (a spare whose host ended, or let it go): exit
 		// now, the store's opening abandoned as a crash would leave it.
@@ -487,7 +580,12 @@ func Supervise(ctx context.Context) error {
 	self := os.Getpid()
 	selfStart := processStart(self)
 	var job *bgcmd.Job
-	if sp.Job != nil && sp.HostPID == self && sp.HostStart == selfStart && sp.Job.ID == sp.JobID {
+	if sp.Unrecorded {
+		if sp.Job == nil || sp.HostPID != self || sp.HostStart != selfStart || sp.Job.ID != sp.JobID {
+			err := errors.New("the hand-over names another supervisor or job")
+			report("error: " + err.Error())
+			return err
+		}
 		job = sp.Job.job()
 	} else {
 		if err := openStore(); err != nil {
@@ -520,6 +618,17 @@ func Supervise(ctx context.Context) error {
 		containment: contain,
 		cgroupRoot:  sp.Cgroup,
 	}
+	if sp.Unrecorded {
+		sup.hostRecords = func() error {
+			report(runningReport(sup.job))
+			recorded := readAck(3)
+			closeHandoff()
+			if !recorded {
+				return errors.New("the host did not record the job")
+			}
+			return nil
+		}
+	}
 	if opened {
 		sup.store = st
 	} else {
@@ -534,7 +643,10 @@ func Supervise(ctx context.Context) error {
 	go sup.run()
 	err = <-sup.started
 	cwdF.Close()
-	if err != nil {
+	var nf notStarted
+	if errors.As(err, &nf) {
+		report("start_failed: " + nf.msg)
+	} else if err != nil {
 		report("error: " + err.Error())
 	} else if sup.running != nil {
 		report(runningReport(sup.running))

@@ -297,7 +297,7 @@ func TestASupervisorThatReportsAnErrorLeavesNoJobRunning(t *testing.T) {
 	// A stand-in supervisor that reads its spec, as a real one does, then
 	// fails before it can touch the store.
 	fake := filepath.Join(t.TempDir(), "fake-supervisor")
-	script := "#!/bin/sh\ncat <&3 >/dev/null\necho 'error: cannot open the store' >&4\n"
+	script := "#!/bin/sh\nread -r store <&3; read -r job <&3\necho 'error: cannot open the store' >&4\n"
 	require.NoError(t, os.WriteFile(fake, []byte(script), 0o700))
 	r, err := runner.New(context.Background(), runner.Options{Store: e.store, Home: e.home, Policy: e.policy,
 		Detached: true, Binary: fake})

@@ -104,31 +104,19 @@ func (r *Runner) Start(ctx context.Context, argv []string, o StartOptions) (*bgc
 	if !r.detached {
 		return r.startInProcess(ctx, job, dec.Env, dec.Dir)
 	}
-	// A detached supervisor starts now: its start-up and its opening of
-	// the store overlap the writing of the row.
-	// One that cannot be started fails the job once its row exists, so the
-	// attempt is on record.
-	sup, supLog, prepErr := r.prepareSupervisor(job.ID)
-	if sup != nil {
-		job.SupervisorPID, job.SupervisorStart = sup.pid, sup.start // its own from the first row
-	}
-	if created := r.createJob(ctx, job); created != nil {
-		if sup != nil {
-			sup.close() // it reads the end of the hand-over and exits
-			supLog.Close()
+	// A detached supervisor starts now (or the spare is taken): it starts
+	// the child as soon as it has the job, and the row is written then.
+	// One that cannot be started fails the job with its row written, so
+	// the attempt is on record.
+	sup, supLog, err := r.prepareSupervisor(job.ID)
+	if err != nil {
+		if created := r.createJob(ctx, job); created != nil {
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("start: %w", created)
 		}
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("start: %w", created)
+		return r.readBack(ctx, job.ID, r.failDetached(ctx, job, err))
 	}
-	if prepErr != nil {
-		err = r.failDetached(ctx, job, prepErr)
-	} else {
-		var started *bgcmd.Job
-		if started, err = r.handOver(ctx, job, sup, supLog, dec.Env, dec.Dir); started != nil {
-			return started, nil // running: no need to read back what the supervisor reported
-		}
-	}
-	return r.readBack(ctx, job.ID, err)
+	return r.startDetached(ctx, job, sup, supLog, dec.Env, dec.Dir)
 }
 
 // createJob writes the job's row and what follows it (afterCreate).

@@ -103,6 +103,14 @@ type supervisor struct {
 	create func() error
 	// createErr is why create failed: the job has no row.
 	createErr error
+	// hostRecords, when set, has the host write the job's row once the
+	// child runs (a detached supervisor handed a job with no row yet,
+	// spec.Unrecorded): it reports the child running, pid and start in the
+	// report, and returns nil once the host says the row is written. Until
+	// then no row names the child; any other answer stops it at once. A
+	// child that did not start is left to the host to record (notStarted):
+	// this supervisor writes nothing for a job without a row.
+	hostRecords func() error
 	// storeReady, when store is nil, waits for the store to be open and
 	// sets it (a detached supervisor opens it while the child starts): the
 	// child's start is recorded once it returns, and a store that did not
@@ -143,7 +151,7 @@ func (s *supervisor) run() {
 		// when there is no store here to do it). A row not written yet is
 		// written first, so the attempt is on record; one that could not
 		// be written leaves nothing to settle.
-		if s.store != nil && s.createRow() == nil {
+		if s.hostRecords == nil && s.store != nil && s.createRow() == nil {
 			s.settle(ctx, &outcome{state: bgcmd.StateStartFailed, err: err.Error()}, nil)
 		}
 		s.started <- err
@@ -208,6 +216,9 @@ func (s *supervisor) supervise(ctx context.Context) (*supervised, error) {
 		readers[0].Close()
 		readers[1].Close()
 		closeCaptures(streams)
+		if s.hostRecords != nil {
+			return nil, notStarted{describeStartError(s.job, startErr)}
+		}
 		if err := s.createRow(); err != nil {
 			return nil, err
 		}
@@ -218,14 +229,28 @@ func (s *supervisor) supervise(ctx context.Context) (*supervised, error) {
 	pid := p.pid()
 	startedAt := s.now().UTC().Round(0)
 	pidStart := processStart(pid)
-	if s.store == nil {
+	if s.store == nil && s.hostRecords == nil {
 		if err := s.storeReady(); err != nil {
 			return nil, stopUnrecorded(p, readers, streams, err)
 		}
 	}
 	s.job.PID, s.job.PGID, s.job.PIDStart, s.job.StartedAt = pid, pid, pidStart, &startedAt
 	var marked error
-	if s.create != nil {
+	if s.hostRecords != nil {
+		if err := s.hostRecords(); err != nil {
+			err = stopUnrecorded(p, readers, streams, err)
+			os.RemoveAll(s.dir) // a job never on record leaves nothing behind
+			return nil, err
+		}
+		// On record: the store is needed from here on, for the settle.
+		if s.store == nil {
+			if err := s.storeReady(); err != nil {
+				// The row names this supervisor and the child: once this
+				// process has ended, reconcile settles the job.
+				return nil, stopUnrecorded(p, readers, streams, err)
+			}
+		}
+	} else if s.create != nil {
 		if err := s.createRow(); err != nil {
 			return nil, stopUnrecorded(p, readers, streams, err)
 		}
@@ -252,6 +277,13 @@ func (s *supervisor) supervise(ctx context.Context) (*supervised, error) {
 	res.outcome = s.watch(ctx, p, readers, streams)
 	return res, nil
 }
+
+// notStarted is a child that could not be started, under a supervisor
+// that leaves the job's record to its host (hostRecords): msg is the
+// start_failed error for the row.
+type notStarted struct{ msg string }
+
+func (e notStarted) Error() string { return e.msg }
 
 // stopUnrecorded stops a child whose start could not be recorded (err says
 // why) and releases what its supervision held: a job no row names is

@@ -1,0 +1,112 @@
+//go:build linux
+
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bgcmd/bgcmd"
+	"github.com/bgcmd/bgcmd/internal/jobstore"
+)
+
+// handUnrecorded hands a detached supervisor, as Start does, a job with no
+// row yet that runs wait-for-file.sh on marker, and returns the supervisor,
+// the job as its report says it runs (pid and start), the job's directory
+// and the store.
+func handUnrecorded(t *testing.T, marker string) (*supProc, *bgcmd.Job, string, *jobstore.Store) {
+	t.Helper()
+	home := t.TempDir()
+	st, err := jobstore.Open(context.Background(), jobstore.Options{Path: filepath.Join(home, "bgcmd.db")})
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	script, err := filepath.Abs(filepath.Join("..", "testdata", "wait-for-file.sh"))
+	require.NoError(t, err)
+	job := &bgcmd.Job{ID: jobstore.NewID(), Session: "s", Argv: []string{script, marker}, Exe: script, Cwd: "/",
+		Timeout: time.Minute, KillGrace: time.Second, MaxOutputBytes: 1 << 20, Detached: true,
+		State: bgcmd.StateRunning, CreatedAt: time.Now().UTC()}
+	dir := filepath.Join(home, "jobs", job.ID)
+	require.NoError(t, os.MkdirAll(dir, 0o700))
+	logf, err := os.Create(filepath.Join(dir, "supervisor.log"))
+	require.NoError(t, err)
+	defer logf.Close()
+	cwd, err := os.Open("/")
+	require.NoError(t, err)
+	defer cwd.Close()
+
+	p, err := spawnSupervisor(os.Args[0], openMsg{DBPath: st.Path(), Host: st.Host(), HostID: st.HostID()}, logf)
+	require.NoError(t, err)
+	t.Cleanup(func() { p.conn.Close(); <-p.exited })
+	job.SupervisorPID, job.SupervisorStart = p.pid, p.start
+	require.NoError(t, sendLine(p.conn, &spec{Home: home, DBPath: st.Path(), JobID: job.ID,
+		HostPID: p.pid, HostStart: p.start, Job: newSpecJob(job), Unrecorded: true}, cwd, logf))
+	rr := newReportReader(p.status)
+	line, err := rr.report()
+	require.NoError(t, err)
+	require.True(t, rr.taken, "the supervisor said it took the job")
+	var sr startedReport
+	require.True(t, strings.HasPrefix(line, "ok {"), "the report carries the pid: %q", line)
+	require.NoError(t, json.Unmarshal([]byte(strings.TrimPrefix(line, "ok ")), &sr))
+	require.Positive(t, sr.PID)
+	return p, sr.job(job, p), dir, st
+}
+
+// TestADetachedSupervisorStopsAJobItsHostNeverRecorded: a host that dies
+// after its supervisor reported the child's pid, before it wrote the job's
+// row, leaves a job no row names: the supervisor, seeing the host's end of
+// the socket close with no answer, kills it, writes nothing and exits.
+func TestADetachedSupervisorStopsAJobItsHostNeverRecorded(t *testing.T) {
+	t.Parallel()
+	marker := filepath.Join(t.TempDir(), "release")
+	p, running, dir, st := handUnrecorded(t, marker)
+	pid := running.PID
+	require.False(t, jobGone(pid), "the job runs")
+
+	p.conn.Close() // the host dies before recording the job
+	select {
+	case <-p.exited:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the supervisor of an unrecorded job did not exit")
+	}
+	require.True(t, jobGone(pid), "the supervisor killed the unrecorded job")
+	require.NoDirExists(t, dir, "a job never on record leaves nothing behind")
+	res, err := st.List(context.Background(), jobstore.ListParams{})
+	require.NoError(t, err)
+	require.Empty(t, res.Jobs, "the supervisor wrote no row for a job its host never recorded")
+}
+
+// TestADetachedSupervisorRunsTheJobItsHostRecorded: once the host has
+// written the row and said so, the supervisor watches the job to its end
+// and settles it, the host gone or not.
+func TestADetachedSupervisorRunsTheJobItsHostRecorded(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	marker := filepath.Join(t.TempDir(), "release")
+	p, running, _, st := handUnrecorded(t, marker)
+	require.NoError(t, st.Create(ctx, running))
+	_, err := p.conn.Write([]byte{ackRecorded})
+	require.NoError(t, err)
+	p.conn.Close() // the host dies after recording the job
+
+	require.NoError(t, os.WriteFile(marker, nil, 0o600))
+	select {
+	case <-p.exited:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the supervisor did not end with its job")
+	}
+	rec, err := st.Get(ctx, running.ID)
+	require.NoError(t, err)
+	require.Equal(t, bgcmd.StateExited, rec.State, "error: %s", rec.Error)
+	require.Equal(t, 0, *rec.ExitCode)
+	require.Equal(t, running.PID, rec.PID, "the row names the child from the start")
+	arts, err := st.Artifacts(ctx, running.ID)
+	require.NoError(t, err)
+	require.Len(t, arts, 2, "both streams banked")
+}
