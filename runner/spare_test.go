@@ -2,6 +2,7 @@ package runner_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -106,16 +107,7 @@ func TestClosingWhileTheSpareStartsLeavesNoSupervisor(t *testing.T) {
 // the next job nothing: a supervisor is started for it as without spares.
 func TestDeadSpareIsReplacedByAColdSupervisor(t *testing.T) {
 	t.Parallel()
-	e := newModeEnv(t, "spare")
-	spare := runner.SparePID(e.r)
-	require.NoError(t, syscall.Kill(spare, syscall.SIGKILL))
-	waitFor(t, "the spare to die", func() bool { return !processAlive(spare) })
-
-	j := e.start([]string{fixture(t, "exit-with.sh"), "3"}, runner.StartOptions{})
-	require.NotEqual(t, spare, j.SupervisorPID)
-	s := e.await(j.ID)
-	require.Equal(t, bgcmd.StateExited, s.State, "error: %s", s.Error)
-	require.Equal(t, 3, *s.ExitCode)
+	startAfterTheSpareDied(t, false)
 }
 
 // TestASpareThatDiedUnseenIsReplaced: a spare's death does not always fail
@@ -127,23 +119,28 @@ func TestDeadSpareIsReplacedByAColdSupervisor(t *testing.T) {
 // job as if there had been no spare.
 func TestASpareThatDiedUnseenIsReplaced(t *testing.T) {
 	runner.HoldSupervisorPeers(t) // not parallel: it holds every runner's
-	for _, when := range []string{"at once", "with its store open"} {
-		t.Run(when, func(t *testing.T) {
-			e := newModeEnv(t, "spare")
-			spare := runner.SparePID(e.r)
-			if when != "at once" {
-				waitFor(t, "the spare to open the store", func() bool { return holdsOpen(spare, e.store.Path()) })
-			}
-			require.NoError(t, syscall.Kill(spare, syscall.SIGKILL))
-			waitFor(t, "the spare to die", func() bool { return !processAlive(spare) })
-
-			j := e.start([]string{fixture(t, "exit-with.sh"), "3"}, runner.StartOptions{})
-			require.NotEqual(t, spare, j.SupervisorPID)
-			s := e.await(j.ID)
-			require.Equal(t, bgcmd.StateExited, s.State, "error: %s", s.Error)
-			require.Equal(t, 3, *s.ExitCode)
-		})
+	for _, storeOpen := range []bool{false, true} {
+		t.Run(fmt.Sprintf("store open %v", storeOpen), func(t *testing.T) { startAfterTheSpareDied(t, storeOpen) })
 	}
+}
+
+// startAfterTheSpareDied kills the spare of a new spare runner (once it
+// has its store open, when storeOpen is set) and checks that the next
+// job runs, under another supervisor, to its exit status.
+func startAfterTheSpareDied(t *testing.T, storeOpen bool) {
+	e := newModeEnv(t, "spare")
+	spare := runner.SparePID(e.r)
+	if storeOpen {
+		waitFor(t, "the spare to open the store", func() bool { return holdsOpen(spare, e.store.Path()) })
+	}
+	require.NoError(t, syscall.Kill(spare, syscall.SIGKILL))
+	waitFor(t, "the spare to die", func() bool { return !processAlive(spare) })
+
+	j := e.start([]string{fixture(t, "exit-with.sh"), "3"}, runner.StartOptions{})
+	require.NotEqual(t, spare, j.SupervisorPID)
+	s := e.await(j.ID)
+	require.Equal(t, bgcmd.StateExited, s.State, "error: %s", s.Error)
+	require.Equal(t, 3, *s.ExitCode)
 }
 
 // holdsOpen reports whether process pid has the file at path open.
