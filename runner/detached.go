@@ -63,8 +63,9 @@ type spec struct {
 	// Unrecorded says Job has no row yet: the host writes it once the
 	// supervisor reports the child running, with the child's pid and
 	// start in it, and answers on the hand-over socket (ackRecorded). A
-	// supervisor that reads any other answer, or the socket's end, stops
-	// the child: no row names it. A child that could not be started is
+	// supervisor that reads any other answer stops the child; one that
+	// reads the socket's end (the host died) stops it unless the row,
+	// read then, names it running: the host died after its write. A child that could not be started is
 	// reported ("start_failed: …") for the host to record.
 	Unrecorded bool `json:"unrecorded,omitempty"`
 }
@@ -621,12 +622,24 @@ func Supervise(ctx context.Context) error {
 	if sp.Unrecorded {
 		sup.hostRecords = func() error {
 			report(runningReport(sup.job))
-			recorded := readAck(3)
+			answer, answered := readAnswer(3)
 			closeHandoff()
-			if !recorded {
-				return errors.New("the host did not record the job")
+			switch {
+			case answered && answer == ackRecorded:
+				return nil
+			case answered:
+				return errors.New("the host could not record the job")
 			}
-			return nil
+			// The host ended without an answer: it may have died between
+			// its write of the row and its answer. The row says which.
+			if err := openStore(); err != nil {
+				return fmt.Errorf("the host ended without an answer, and the store that would hold the job's row did not open: %w", err)
+			}
+			rec, err := st.Get(ctx, sp.JobID)
+			if err == nil && rec.State == bgcmd.StateRunning && rec.SupervisorPID == self && rec.SupervisorStart == selfStart {
+				return nil
+			}
+			return errors.New("the host ended before it recorded the job")
 		}
 	}
 	if opened {

@@ -35,13 +35,20 @@ const (
 // readAck reads the host's answer to a pid report on the reaper's end and
 // reports whether the job is on record.
 func readAck(fd int) bool {
+	b, ok := readAnswer(fd)
+	return ok && b == ackRecorded
+}
+
+// readAnswer reads the host's one-byte answer to a pid report from fd; ok
+// is false when the socket ended (or failed) before it.
+func readAnswer(fd int) (answer byte, ok bool) {
 	var b [1]byte
 	for {
 		n, err := unix.Read(fd, b[:])
 		if err == unix.EINTR {
 			continue
 		}
-		return err == nil && n == 1 && b[0] == ackRecorded
+		return b[0], err == nil && n == 1
 	}
 }
 

@@ -110,3 +110,28 @@ func TestADetachedSupervisorRunsTheJobItsHostRecorded(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, arts, 2, "both streams banked")
 }
+
+// TestADetachedSupervisorKeepsAJobItsHostRecordedBeforeDying: a host that
+// dies between its write of the row and its answer leaves a job on record:
+// the supervisor, seeing the socket end with no answer, reads the row,
+// finds the job running under its own name, and runs it to its end (the
+// soak found this window as an orphaned job that should have timed out).
+func TestADetachedSupervisorKeepsAJobItsHostRecordedBeforeDying(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	marker := filepath.Join(t.TempDir(), "release")
+	p, running, _, st := handUnrecorded(t, marker)
+	require.NoError(t, st.Create(ctx, running))
+	p.conn.Close() // the host dies after its write, before its answer
+
+	require.NoError(t, os.WriteFile(marker, nil, 0o600))
+	select {
+	case <-p.exited:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the supervisor did not end with its job")
+	}
+	rec, err := st.Get(ctx, running.ID)
+	require.NoError(t, err)
+	require.Equal(t, bgcmd.StateExited, rec.State, "error: %s", rec.Error)
+	require.Equal(t, 0, *rec.ExitCode)
+}
