@@ -65,8 +65,9 @@ type spec struct {
 	// start in it, and answers on the hand-over socket (ackRecorded). A
 	// supervisor that reads any other answer stops the child; one that
 	// reads the socket's end (the host died) stops it unless the row,
-	// read then, names it running: the host died after its write. A child that could not be started is
-	// reported ("start_failed: …") for the host to record.
+	// read then, names it running: the host died after its write. A
+	// child that could not be started is reported ("start_failed: …")
+	// for the host to record.
 	Unrecorded bool `json:"unrecorded,omitempty"`
 }
 
@@ -135,23 +136,12 @@ func (r *Runner) handOver(ctx context.Context, job *bgcmd.Job, p *supProc, logf 
 	defer logf.Close()
 	sp := spec{Home: r.home, DBPath: r.store.Path(), JobID: job.ID, Env: env,
 		HostPID: job.SupervisorPID, HostStart: job.SupervisorStart, Cgroup: r.cgroupRoot()}
-	rr := newReportReader(p.status)
-	err := sendLine(p.conn, &sp, cwd, logf)
-	if p.spare && (err != nil || !rr.tookJob()) {
-		// It died waiting. The write alone does not always say so: a fork
-		// of this process running meanwhile holds a copy of the spare's
-		// socket until it execs, and the line lands in its buffer. A
-		// spare that ended without saying it took the job never did
-		// anything with it: start another, as if there were none.
-		p.close()
-		if p, err = r.spawnSupervisor(logf); err != nil {
-			return r.failDetached(ctx, job, err)
-		}
-		rr = newReportReader(p.status)
-		err = sendLine(p.conn, &sp, cwd, logf)
-	}
-	if err != nil {
-		err = fmt.Errorf("hand job to supervisor: %w", err)
+	p, rr, err := r.sendSpec(p, logf, func(p *supProc) (*reportReader, error) {
+		rr := newReportReader(p.status)
+		return rr, sendLine(p.conn, &sp, cwd, logf)
+	})
+	if p == nil {
+		return r.failDetached(ctx, job, err)
 	}
 	p.conn.Close()
 	// Read the report even when the hand-over failed: a binary that is no
@@ -160,6 +150,30 @@ func (r *Runner) handOver(ctx context.Context, job *bgcmd.Job, p *supProc, logf 
 	// The next spare starts once this job runs, not while it is starting.
 	r.refillSpare()
 	return err
+}
+
+// sendSpec sends a job to the prepared supervisor p with send, which
+// writes the spec and returns the reader of p's report. A spare that died
+// waiting is replaced by a new supervisor, sent the job the same way. The
+// write alone does not always say a spare died: a fork of this process
+// running meanwhile holds a copy of the spare's socket until it execs, and
+// the line lands in its buffer. A spare that ended without saying it took
+// the job never did anything with it. It returns the supervisor the job
+// went to, or nil and why when a replacement could not be started; err is
+// the error of the hand-over, if any.
+func (r *Runner) sendSpec(p *supProc, logf *os.File, send func(*supProc) (*reportReader, error)) (*supProc, *reportReader, error) {
+	rr, err := send(p)
+	if p.spare && (err != nil || !rr.tookJob()) {
+		p.close()
+		if p, err = r.spawnSupervisor(logf); err != nil {
+			return nil, nil, err
+		}
+		rr, err = send(p)
+	}
+	if err != nil {
+		err = fmt.Errorf("hand job to supervisor: %w", err)
+	}
+	return p, rr, err
 }
 
 // startDetached hands job, whose row is not written yet, to the prepared
@@ -181,20 +195,11 @@ func (r *Runner) startDetached(ctx context.Context, job *bgcmd.Job, p *supProc, 
 		rr := newReportReader(p.status)
 		return rr, sendLine(p.conn, &sp, cwd, logf)
 	}
-	rr, err := send(p)
-	if p.spare && (err != nil || !rr.tookJob()) {
-		// It died waiting (handOver says how that is told): start another,
-		// which the job names from its first row.
-		p.close()
-		if p, err = r.spawnSupervisor(logf); err != nil {
-			return r.readBack(ctx, job.ID, r.failUnrecorded(ctx, job, err))
-		}
-		rr, err = send(p)
+	p, rr, err := r.sendSpec(p, logf, send) // the job names the supervisor that took it
+	if p == nil {
+		return r.readBack(ctx, job.ID, r.failUnrecorded(ctx, job, err))
 	}
 	defer p.conn.Close()
-	if err != nil {
-		err = fmt.Errorf("hand job to supervisor: %w", err)
-	}
 	started, err := r.awaitStartup(ctx, job, rr, err, func(err error) error { return r.failUnrecorded(ctx, job, err) })
 	// The next spare starts once this job runs, not while it is starting.
 	r.refillSpare()

@@ -110,11 +110,10 @@ func (r *Runner) Start(ctx context.Context, argv []string, o StartOptions) (*bgc
 	// the attempt is on record.
 	sup, supLog, err := r.prepareSupervisor(job.ID)
 	if err != nil {
-		if created := r.createJob(ctx, job); created != nil {
-			os.RemoveAll(dir)
-			return nil, fmt.Errorf("start: %w", created)
+		if rerr := r.recordNotStarted(ctx, job, err.Error()); rerr != nil {
+			return nil, fmt.Errorf("start: %w", rerr)
 		}
-		return r.readBack(ctx, job.ID, r.failDetached(ctx, job, err))
+		return r.readBack(ctx, job.ID, err)
 	}
 	return r.startDetached(ctx, job, sup, supLog, dec.Env, dec.Dir)
 }

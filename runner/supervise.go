@@ -112,9 +112,9 @@ type supervisor struct {
 	// this supervisor writes nothing for a job without a row.
 	hostRecords func() error
 	// storeReady, when store is nil, waits for the store to be open and
-	// sets it (a detached supervisor opens it while the child starts): the
-	// child's start is recorded once it returns, and a store that did not
-	// open stops the child at once, unrecorded jobs being none of bgcmd's.
+	// sets it: a detached supervisor handed a job with no row opens it
+	// while the child starts and the host records it (hostRecords), and
+	// needs it only for the settle.
 	storeReady func() error
 }
 
@@ -142,9 +142,6 @@ func (s *supervisor) run() {
 	defer close(s.done)
 	ctx := context.Background()
 	out, err := s.supervise(ctx)
-	if err == nil && s.store == nil {
-		err = s.storeReady() // the start failed before it was needed
-	}
 	if err != nil {
 		// The job could not even be prepared: settle it as start_failed so
 		// nothing is left running, and tell the starter (who settles it
@@ -229,11 +226,6 @@ func (s *supervisor) supervise(ctx context.Context) (*supervised, error) {
 	pid := p.pid()
 	startedAt := s.now().UTC().Round(0)
 	pidStart := processStart(pid)
-	if s.store == nil && s.hostRecords == nil {
-		if err := s.storeReady(); err != nil {
-			return nil, stopUnrecorded(p, readers, streams, err)
-		}
-	}
 	s.job.PID, s.job.PGID, s.job.PIDStart, s.job.StartedAt = pid, pid, pidStart, &startedAt
 	var marked error
 	if s.hostRecords != nil {

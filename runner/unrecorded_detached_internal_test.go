@@ -5,6 +5,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,55 +84,41 @@ func TestADetachedSupervisorStopsAJobItsHostNeverRecorded(t *testing.T) {
 }
 
 // TestADetachedSupervisorRunsTheJobItsHostRecorded: once the host has
-// written the row and said so, the supervisor watches the job to its end
-// and settles it, the host gone or not.
+// written the row, the supervisor watches the job to its end and settles
+// it, the host gone or not: after the host's answer, and also when the host
+// died between its write of the row and its answer (the supervisor, seeing
+// the socket end with no answer, reads the row and finds the job running
+// under its own name; the soak found that window as an orphaned job that
+// should have timed out).
 func TestADetachedSupervisorRunsTheJobItsHostRecorded(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	marker := filepath.Join(t.TempDir(), "release")
-	p, running, _, st := handUnrecorded(t, marker)
-	require.NoError(t, st.Create(ctx, running))
-	_, err := p.conn.Write([]byte{ackRecorded})
-	require.NoError(t, err)
-	p.conn.Close() // the host dies after recording the job
+	for _, answered := range []bool{true, false} {
+		t.Run(fmt.Sprintf("answered %v", answered), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			marker := filepath.Join(t.TempDir(), "release")
+			p, running, _, st := handUnrecorded(t, marker)
+			require.NoError(t, st.Create(ctx, running))
+			if answered {
+				_, err := p.conn.Write([]byte{ackRecorded})
+				require.NoError(t, err)
+			}
+			p.conn.Close() // the host dies after its write
 
-	require.NoError(t, os.WriteFile(marker, nil, 0o600))
-	select {
-	case <-p.exited:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the supervisor did not end with its job")
+			require.NoError(t, os.WriteFile(marker, nil, 0o600))
+			select {
+			case <-p.exited:
+			case <-time.After(30 * time.Second):
+				t.Fatal("the supervisor did not end with its job")
+			}
+			rec, err := st.Get(ctx, running.ID)
+			require.NoError(t, err)
+			require.Equal(t, bgcmd.StateExited, rec.State, "error: %s", rec.Error)
+			require.Equal(t, 0, *rec.ExitCode)
+			require.Equal(t, running.PID, rec.PID, "the row names the child from the start")
+			arts, err := st.Artifacts(ctx, running.ID)
+			require.NoError(t, err)
+			require.Len(t, arts, 2, "both streams banked")
+		})
 	}
-	rec, err := st.Get(ctx, running.ID)
-	require.NoError(t, err)
-	require.Equal(t, bgcmd.StateExited, rec.State, "error: %s", rec.Error)
-	require.Equal(t, 0, *rec.ExitCode)
-	require.Equal(t, running.PID, rec.PID, "the row names the child from the start")
-	arts, err := st.Artifacts(ctx, running.ID)
-	require.NoError(t, err)
-	require.Len(t, arts, 2, "both streams banked")
-}
-
-// TestADetachedSupervisorKeepsAJobItsHostRecordedBeforeDying: a host that
-// dies between its write of the row and its answer leaves a job on record:
-// the supervisor, seeing the socket end with no answer, reads the row,
-// finds the job running under its own name, and runs it to its end (the
-// soak found this window as an orphaned job that should have timed out).
-func TestADetachedSupervisorKeepsAJobItsHostRecordedBeforeDying(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	marker := filepath.Join(t.TempDir(), "release")
-	p, running, _, st := handUnrecorded(t, marker)
-	require.NoError(t, st.Create(ctx, running))
-	p.conn.Close() // the host dies after its write, before its answer
-
-	require.NoError(t, os.WriteFile(marker, nil, 0o600))
-	select {
-	case <-p.exited:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the supervisor did not end with its job")
-	}
-	rec, err := st.Get(ctx, running.ID)
-	require.NoError(t, err)
-	require.Equal(t, bgcmd.StateExited, rec.State, "error: %s", rec.Error)
-	require.Equal(t, 0, *rec.ExitCode)
 }
