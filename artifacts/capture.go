@@ -3,6 +3,7 @@ package artifacts
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -46,15 +47,21 @@ type Capture struct {
 	cap     int64
 	written atomic.Int64
 
-	mu     sync.Mutex // serialises Write, Tail, Summary and Close
-	f      *os.File
-	tail   ring
-	batch  []byte // bytes written but not yet handed to dg
-	dg     *digester
-	capped bool
-	closed bool
-	err    error   // the first write error, returned by every later Write
-	final  Summary // set by Close
+	mu    sync.Mutex // serialises Write, ReadFrom's writes, Tail, Summary and Close
+	f     *os.File
+	tail  ring   // the last bytes handed to dg; Tail adds those still pending
+	batch []byte // bytes written but not yet handed to dg
+	// held is the batch a ReadFrom reads into, outside mu, past its
+	// len: its bytes are written but not yet handed to dg, as batch's.
+	// Any other writer, Summary or Close while it reads hands them over
+	// (a copy) and sets heldTaken, so that order is kept.
+	held      []byte
+	heldTaken bool
+	dg        *digester
+	capped    bool
+	closed    bool
+	err       error   // the first write error, returned by every later Write
+	final     Summary // set by Close
 }
 
 // NewCapture returns a Capture for the log at opts.Path. It creates no file:
@@ -116,6 +123,15 @@ func (c *Capture) open() error {
 func (c *Capture) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.takeHeld()
+	n, err := c.writeLog(p)
+	c.account(p[:n])
+	return n, err
+}
+
+// writeLog writes p to the log under the rules of Write, and returns how
+// many of its bytes the log took; the caller accounts for them.
+func (c *Capture) writeLog(p []byte) (int, error) {
 	switch {
 	case c.closed:
 		return 0, fmt.Errorf("write %s: %w", c.path, os.ErrClosed)
@@ -140,7 +156,7 @@ func (c *Capture) Write(p []byte) (int, error) {
 	if len(want) > 0 {
 		var err error
 		n, err = c.f.Write(want)
-		c.account(want[:n])
+		c.written.Add(int64(n))
 		if err != nil {
 			c.err = err // *fs.PathError: names the log already
 			return n, c.err
@@ -153,11 +169,9 @@ func (c *Capture) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// account records p, just written to the log: the tail, the batch for the
-// digester, and the byte count.
+// account copies p, just written to the log, into the batch for the
+// digester.
 func (c *Capture) account(p []byte) {
-	c.tail.write(p)
-	c.written.Add(int64(len(p)))
 	for len(p) > 0 {
 		if c.batch == nil {
 			c.batch = c.dg.buffer()
@@ -166,10 +180,98 @@ func (c *Capture) account(p []byte) {
 		c.batch = c.batch[:len(c.batch)+k]
 		p = p[k:]
 		if len(c.batch) == cap(c.batch) {
-			c.dg.submit(c.batch)
+			c.submit(c.batch)
 			c.batch = nil
 		}
 	}
+}
+
+// submit hands b, the next bytes of the log, to the digester; the tail
+// keeps its end.
+func (c *Capture) submit(b []byte) {
+	c.tail.write(b)
+	c.dg.submit(b)
+}
+
+// takeHeld hands over the written bytes of a batch a ReadFrom is reading
+// into, so that whatever comes next follows them. Call with mu held.
+func (c *Capture) takeHeld() {
+	if c.held == nil || c.heldTaken {
+		return
+	}
+	c.heldTaken = true
+	if len(c.held) > 0 {
+		c.submit(append(c.dg.buffer(), c.held...))
+	}
+}
+
+// minReadSpace is the least spare capacity ReadFrom reads into: a batch
+// with less is handed to the digester first.
+const minReadSpace = batchSize / 4
+
+// ReadFrom copies r into the log until r ends, under the rules of Write:
+// each read reaches the log before the next one starts. It reads straight
+// into the buffers it hands to the background hashing, so the bytes are
+// never copied in user space on their way, which is what makes it cheaper
+// than io.Copy into Write. It returns the bytes the log took and nil at
+// io.EOF; ErrCapReached when the cap dropped bytes; the write error (also
+// returned by Err) when the log could not take them; or the read error.
+// Other calls may run while it waits in a read.
+func (c *Capture) ReadFrom(r io.Reader) (int64, error) {
+	var total int64
+	for {
+		c.mu.Lock()
+		if c.closed || c.err != nil || c.capped {
+			_, err := c.writeLog(nil)
+			c.mu.Unlock()
+			return total, err
+		}
+		buf := c.batch
+		c.batch = nil
+		if buf != nil && cap(buf)-len(buf) < minReadSpace {
+			c.submit(buf)
+			buf = nil
+		}
+		if buf == nil {
+			buf = c.dg.buffer()
+		}
+		c.held, c.heldTaken = buf, false
+		c.mu.Unlock()
+
+		n, rerr := r.Read(buf[len(buf):cap(buf)])
+
+		c.mu.Lock()
+		fresh := buf[len(buf) : len(buf)+n]
+		taken := c.heldTaken
+		c.held, c.heldTaken = nil, false
+		m, werr := c.writeLog(fresh)
+		total += int64(m)
+		if taken {
+			// Something came between: what it wrote is already in
+			// order behind the batch's first bytes, handed over then.
+			c.account(fresh[:m])
+			c.dg.release(buf)
+		} else {
+			c.batch = buf[:len(buf)+m]
+		}
+		c.mu.Unlock()
+		switch {
+		case werr != nil:
+			return total, werr
+		case rerr == io.EOF:
+			return total, nil
+		case rerr != nil:
+			return total, rerr
+		}
+	}
+}
+
+// Err returns the write error that stopped the capture, or nil: what
+// Write and ReadFrom returned when the log could not take bytes.
+func (c *Capture) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
 }
 
 // Written returns how many bytes the log holds so far. It is safe to call
@@ -181,7 +283,12 @@ func (c *Capture) Written() int64 { return c.written.Load() }
 func (c *Capture) Tail() []byte {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.tail.bytes()
+	out := c.tail.bytes()
+	if c.held != nil && !c.heldTaken {
+		out = append(out, c.held...)
+	}
+	out = append(out, c.batch...)
+	return out[max(0, len(out)-len(c.tail.buf)):]
 }
 
 // Summary returns the facts about everything written so far. Before Close
@@ -198,8 +305,9 @@ func (c *Capture) Summary() Summary {
 }
 
 func (c *Capture) summaryLocked() Summary {
+	c.takeHeld()
 	if c.batch != nil {
-		c.dg.submit(c.batch)
+		c.submit(c.batch)
 		c.batch = nil
 	}
 	c.dg.wait()
@@ -220,6 +328,7 @@ func (c *Capture) Close() error {
 	}
 	c.closed = true
 	c.final = c.summaryLocked()
+	c.dg.recycle()
 	errs := []error{c.dg.close()}
 	if c.f == nil {
 		return errors.Join(errs...) // nothing was written: no log

@@ -18,7 +18,7 @@ import (
 // closed capture), and at most maxQueued batches wait for it, which bounds
 // memory.
 const (
-	batchSize = 64 << 10
+	batchSize = 256 << 10
 	maxQueued = 4
 )
 
@@ -55,6 +55,11 @@ func newDigester(idxPath string, stride int64) *digester {
 	return d
 }
 
+// batches keeps batch buffers between captures: a capture takes them as it
+// needs them and gives them back when it closes, so a short job's streams
+// cost no fresh (zeroed, faulted-in) buffers.
+var batches = sync.Pool{New: func() any { b := make([]byte, 0, batchSize); return &b }}
+
 // buffer returns an empty batch buffer of capacity batchSize.
 func (d *digester) buffer() []byte {
 	d.mu.Lock()
@@ -64,7 +69,25 @@ func (d *digester) buffer() []byte {
 		d.free = d.free[:n-1]
 		return b
 	}
-	return make([]byte, 0, batchSize)
+	return (*batches.Get().(*[]byte))[:0]
+}
+
+// recycle gives the free buffers back to batches. Call after wait, once
+// no more batches will be submitted.
+func (d *digester) recycle() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, b := range d.free {
+		batches.Put(&b)
+	}
+	d.free = nil
+}
+
+// release returns b, a buffer from buffer that was not submitted.
+func (d *digester) release(b []byte) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.free = append(d.free, b[:0])
 }
 
 // submit queues b, waiting while maxQueued batches are already queued.

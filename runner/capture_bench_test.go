@@ -48,8 +48,9 @@ import (
 // (pipe-cpu-s/GiB): on a shared machine, wall time says little about a
 // capture that hashes on a second core, CPU time says what it costs.
 
-// bgcmdPipeSize and bgcmdReadBuf are the pipe size and read buffer of
-// bgcmd's pumps (runner/supervise.go): the pipe floor uses the same.
+// bgcmdPipeSize and bgcmdReadBuf are the pipe size of bgcmd's pumps
+// (runner/supervise.go) and the most a capture reads at once (its batch
+// size, artifacts/digest.go): the pipe floor uses the same.
 const (
 	bgcmdPipeSize = 1 << 20
 	bgcmdReadBuf  = 256 << 10

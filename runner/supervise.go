@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -26,13 +25,6 @@ import (
 // pipeSize is the capacity asked of each output pipe (F_SETPIPE_SZ): fewer
 // wake-ups for a chatty child. The kernel may grant less.
 const pipeSize = 1 << 20
-
-// readBufSize is the pump's read buffer.
-const readBufSize = 256 << 10
-
-// pumpBufs keeps the pumps' read buffers for the next job: two fresh ones
-// per job were most of a short job's garbage.
-var pumpBufs = sync.Pool{New: func() any { b := make([]byte, readBufSize); return &b }}
 
 // killPoll is how often a supervisor reads its job's row for a kill
 // request: the truth under the kill request file and the kill tick.
@@ -441,28 +433,19 @@ func (s *supervisor) checkKill(ctx context.Context, pgid int, delivered string, 
 }
 
 // pump copies one pipe into its capture until EOF, the cap, a write error
-// (reported on failed), or the read end is closed.
+// (reported on failed), or the read end is closed. The capture reads the
+// pipe itself, straight into the buffers it hashes.
 func pump(r *os.File, c *artifacts.Capture, st bgcmd.Stream, capHit chan<- bgcmd.Stream, failed chan<- error, done chan<- struct{}) {
 	defer func() { done <- struct{}{} }()
-	bp := pumpBufs.Get().(*[]byte)
-	defer pumpBufs.Put(bp)
-	buf := *bp
-	for {
-		n, err := r.Read(buf)
-		if n > 0 {
-			if _, werr := c.Write(buf[:n]); werr != nil {
-				if errors.Is(werr, artifacts.ErrCapReached) {
-					capHit <- st
-				} else {
-					failed <- fmt.Errorf("%s: %w", st, werr)
-				}
-				return
-			}
-		}
-		if err != nil {
-			return
-		}
+	_, err := c.ReadFrom(r)
+	switch {
+	case errors.Is(err, artifacts.ErrCapReached):
+		capHit <- st
+	case c.Err() != nil:
+		failed <- fmt.Errorf("%s: %w", st, c.Err())
 	}
+	// A read error is the pipe closed under the pump (drainPumps): the
+	// end of the stream.
 }
 
 // drainPumps waits for both pumps, closing the read ends when a descendant
