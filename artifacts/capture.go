@@ -246,12 +246,15 @@ func (c *Capture) ReadFrom(r io.Reader) (int64, error) {
 		c.held, c.heldTaken = nil, false
 		m, werr := c.writeLog(fresh)
 		total += int64(m)
-		if taken {
+		switch {
+		case taken:
 			// Something came between: what it wrote is already in
 			// order behind the batch's first bytes, handed over then.
 			c.account(fresh[:m])
 			c.dg.release(buf)
-		} else {
+		case len(buf)+m == 0:
+			c.dg.release(buf) // nothing yet: no batch to hand over
+		default:
 			c.batch = buf[:len(buf)+m]
 		}
 		c.mu.Unlock()
