@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -41,12 +43,14 @@ import (
 //   - the direct file: the command writes straight into a new file, then
 //     fsync; no pipe, no reader (reported beside the pipe floor).
 //
-// Each sample also reads the supervisor's peak RSS (VmHWM) by polling its
-// /proc status while it runs, and the peak of a supervisor of a job that
-// writes nothing, for comparison; and the CPU seconds per GiB of the
-// supervisor (cpu-s/GiB) beside those of the pipe floor's copier
-// (pipe-cpu-s/GiB): on a shared machine, wall time says little about a
-// capture that hashes on a second core, CPU time says what it costs.
+// Each sample also reads the supervisor's peak RSS (VmHWM, every
+// rssPeriod while it runs and once its job has settled), and the peak of
+// a supervisor of a job that writes nothing, for comparison; and the CPU
+// seconds per GiB of the supervisor (cpu-s/GiB, from its rusage once this
+// process has reaped it, less its job's own) beside those of the pipe
+// floor's copier (pipe-cpu-s/GiB): on a shared machine, wall time says
+// little about a capture that hashes on a second core, CPU time says what
+// it costs.
 
 // bgcmdPipeSize and bgcmdReadBuf are the pipe size of bgcmd's pumps
 // (runner/supervise.go) and the most a capture reads at once (its batch
@@ -87,12 +91,13 @@ func benchCapture(b *testing.B, large bool) {
 	size := captureSize()
 	mbps := func(d time.Duration) float64 { return float64(size) / 1e6 / d.Seconds() }
 	floorDir := b.TempDir()
+	exits := watchSupervisorExits(b)
 	var s samples
 	for i := range sampleCount(b) {
 		var bgcmdSum, floorSum string // the same bytes: the same hash
 		ways := []func(){
 			func() {
-				d, peak, cpu, sum := captureDetached(b, e, argv)
+				d, peak, cpu, sum := captureDetached(b, e, exits, argv)
 				bgcmdSum = sum
 				s.op(d)
 				s.add("MB/s", mbps(d))
@@ -129,20 +134,22 @@ func benchCapture(b *testing.B, large bool) {
 // settled and returns the time that took, the supervisor's peak RSS, the
 // CPU time it used (user and system, all its threads; the job's own CPU is
 // not in it) and the sha256 of the output it banked.
-func captureDetached(b *testing.B, e *env, argv []string) (time.Duration, int64, time.Duration, string) {
+func captureDetached(b *testing.B, e *env, exits *supervisorExits, argv []string) (time.Duration, int64, time.Duration, string) {
 	ctx := context.Background()
 	start := time.Now()
 	j, err := e.r.Start(ctx, argv, runner.StartOptions{})
 	require.NoError(b, err)
-	var cpu time.Duration
-	peak := watchPeakRSS(b, e, j.ID, nil, &cpu)
+	pid := supervisorOf(b, e, j.ID)
+	peak := watchPeakRSS(b, pid, nil)
 	s, err := e.r.Await(ctx, j.ID, 10*time.Minute)
 	took := time.Since(start)
 	require.NoError(b, err)
 	require.Equal(b, bgcmd.StateExited, s.State, "%+v", s)
 	require.Equal(b, captureSize(), s.Stdout.Bytes)
-	p := peak() // cpu is set once it returns
-	return took, p, cpu, s.Stdout.SHA256
+	require.NotNil(b, s.Usage, "the job's own CPU, to take from its supervisor's")
+	kib := peak()
+	cpu := exits.cpu(b, pid) - time.Duration(s.Usage.CPUUserMS+s.Usage.CPUSystemMS)*time.Millisecond
+	return took, kib, cpu, s.Stdout.SHA256
 }
 
 // cpuPerGiB is CPU seconds per GiB of the benchmark's output.
@@ -156,27 +163,6 @@ func selfCPU(b *testing.B) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// procCPU reads a process's CPU time (utime + stime) from /proc/<pid>/stat;
-// false once the process is gone.
-func procCPU(pid int) (time.Duration, bool) {
-	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, false
-	}
-	// The command name (field 2) may hold spaces: count from its ')'.
-	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+1:]))
-	if len(f) < 13 {
-		return 0, false
-	}
-	ut, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, false
-	}
-	const ticks = 100 // USER_HZ on Linux
-	return time.Duration(ut+st) * time.Second / ticks, true
-}
-
 // idleSupervisorPeak is the peak RSS of a detached supervisor whose job
 // writes nothing: a job that waits for a file this process creates once
 // the first reading of the supervisor's status is in.
@@ -185,7 +171,7 @@ func idleSupervisorPeak(b *testing.B, e *env) int64 {
 	j, err := e.r.Start(context.Background(), []string{fixture(b, "wait-for-file.sh"), flag, "0"}, runner.StartOptions{})
 	require.NoError(b, err)
 	first := make(chan struct{})
-	peak := watchPeakRSS(b, e, j.ID, first, nil)
+	peak := watchPeakRSS(b, supervisorOf(b, e, j.ID), first)
 	select {
 	case <-first:
 	case <-time.After(time.Minute):
@@ -196,49 +182,63 @@ func idleSupervisorPeak(b *testing.B, e *env) int64 {
 	return peak()
 }
 
-// watchPeakRSS polls the VmHWM (peak resident set) of job id's detached
-// supervisor until the supervisor is gone. The returned function waits for
-// that and returns the last reading, the peak over the job's life up to
-// the moment the supervisor exited. first, when given, is closed after the
-// first reading; cpu, when given, holds the supervisor's last CPU time read
-// once the returned function has returned.
-func watchPeakRSS(b *testing.B, e *env, id string, first chan<- struct{}, cpu *time.Duration) func() int64 {
+// supervisorOf returns the pid of job id's detached supervisor.
+func supervisorOf(b *testing.B, e *env, id string) int {
 	rec, err := e.store.Get(context.Background(), id)
 	require.NoError(b, err)
-	pid := rec.SupervisorPID
-	require.NotEqual(b, os.Getpid(), pid, "Start returns after the supervisor has claimed the job")
+	require.NotEqual(b, os.Getpid(), rec.SupervisorPID, "Start returns after the supervisor has claimed the job")
+	return rec.SupervisorPID
+}
+
+// rssPeriod is how often watchPeakRSS reads a supervisor's status. It is
+// a sampling period: VmHWM is the kernel's own high-water mark, so a
+// reading misses nothing before it; and it is slow on purpose, as a poll
+// every millisecond on a two-core machine moved the supervisor's threads
+// between cores and doubled the CPU a capture cost, in some runs.
+const rssPeriod = 50 * time.Millisecond
+
+// watchPeakRSS reads the VmHWM (peak resident set) of supervisor pid every
+// rssPeriod. The returned function, called once its job has settled (the
+// supervisor then only exits), reads it a last time if the supervisor is
+// still there, stops the readings and returns the highest. first, when
+// given, is closed after the first reading.
+func watchPeakRSS(b *testing.B, pid int, first chan<- struct{}) func() int64 {
 	status := "/proc/" + strconv.Itoa(pid) + "/status"
-	done := make(chan int64, 1)
-	go func() {
-		var peak int64
-		for {
-			if cpu != nil {
-				if t, ok := procCPU(pid); ok {
-					*cpu = t // a zombie still reports its times
-				}
-			}
-			kib, ok := statusKiB(status, "VmHWM:")
-			if !ok { // gone, or a zombie (no memory left to report)
-				done <- peak
-				return
-			}
+	var mu sync.Mutex
+	var peak int64
+	read := func() bool {
+		kib, ok := statusKiB(status, "VmHWM:") // false: gone, or a zombie
+		if ok {
+			mu.Lock()
 			peak = max(peak, kib)
+			mu.Unlock()
+		}
+		return ok
+	}
+	stop := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for read() {
 			if first != nil {
 				close(first)
 				first = nil
 			}
-			time.Sleep(time.Millisecond) // sampling period, not a synchronisation
+			select {
+			case <-stop:
+				return
+			case <-time.After(rssPeriod):
+			}
 		}
 	}()
 	return func() int64 {
-		select {
-		case p := <-done:
-			require.Positive(b, p, "no reading of supervisor %d's peak RSS", pid)
-			return p
-		case <-time.After(time.Minute):
-			b.Fatalf("supervisor %d still running a minute after its job settled", pid)
-			return 0
-		}
+		read()
+		close(stop)
+		<-stopped
+		mu.Lock()
+		defer mu.Unlock()
+		require.Positive(b, peak, "no reading of supervisor %d's peak RSS", pid)
+		return peak
 	}
 }
 
@@ -249,12 +249,55 @@ func statusKiB(path, key string) (int64, bool) {
 		return 0, false
 	}
 	for _, line := range strings.Split(string(raw), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == key {
-			n, err := strconv.ParseInt(f[1], 10, 64)
+		if rest, ok := strings.CutPrefix(line, key); ok {
+			f := strings.Fields(rest)
+			if len(f) == 0 {
+				return 0, false
+			}
+			n, err := strconv.ParseInt(f[0], 10, 64)
 			return n, err == nil
 		}
 	}
 	return 0, false
+}
+
+// supervisorExits keeps the rusage of each detached supervisor this
+// process reaps: its CPU time, read once it has exited, so that nothing
+// reads the supervisor's times while it runs.
+type supervisorExits struct {
+	mu  sync.Mutex
+	got map[int]*syscall.Rusage
+}
+
+func watchSupervisorExits(b *testing.B) *supervisorExits {
+	x := &supervisorExits{got: map[int]*syscall.Rusage{}}
+	runner.OnSupervisorExit(b, func(pid int, ps *os.ProcessState) {
+		ru, _ := ps.SysUsage().(*syscall.Rusage)
+		x.mu.Lock()
+		x.got[pid] = ru
+		x.mu.Unlock()
+	})
+	return x
+}
+
+// cpu waits for supervisor pid to have exited and returns its CPU time,
+// user and system, all its threads, with that of the children it reaped
+// (the job's, which the caller takes away).
+func (x *supervisorExits) cpu(b *testing.B, pid int) time.Duration {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		x.mu.Lock()
+		ru, ok := x.got[pid]
+		x.mu.Unlock()
+		if ok {
+			require.NotNil(b, ru, "supervisor %d's exit state has no rusage", pid)
+			return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("supervisor %d still running a minute after its job settled", pid)
+		}
+		time.Sleep(10 * time.Millisecond) // polls this process's map, not the supervisor
+	}
 }
 
 // pipeFloor runs argv with its stdout on a pipe and copies the pipe into

@@ -370,6 +370,9 @@ func spawnSupervisor(binary string, om openMsg, logf *os.File) (*supProc, error)
 	exited := make(chan struct{})
 	go func() { // reap it if it ends while this host lives
 		_ = cmd.Wait()
+		if f := supervisorExited.Load(); f != nil {
+			(*f)(cmd.Process.Pid, cmd.ProcessState)
+		}
 		close(exited)
 	}()
 	// A supervisor that died at once fails the next write, or leaves its
@@ -383,6 +386,11 @@ func spawnSupervisor(binary string, om openMsg, logf *os.File) (*supProc, error)
 // its hand-over socket before this process closes it, to keep a copy open
 // as a fork of this process running at the same time does until it execs.
 var heldPeers atomic.Pointer[func(*os.File)]
+
+// supervisorExited, when set (by tests and benchmarks), is given each
+// supervisor this host reaped with its exit state, whose rusage is the
+// supervisor's own CPU and peak RSS (with its reaped children's).
+var supervisorExited atomic.Pointer[func(pid int, ps *os.ProcessState)]
 
 // close releases a supervisor that never got a job: it reads the end of
 // the hand-over and exits.

@@ -73,3 +73,10 @@ func HoldSupervisorPeers(t testing.TB) {
 		}
 	})
 }
+
+// OnSupervisorExit calls f, until t ends, with each detached supervisor this
+// process reaps and its exit state.
+func OnSupervisorExit(t testing.TB, f func(pid int, ps *os.ProcessState)) {
+	supervisorExited.Store(&f)
+	t.Cleanup(func() { supervisorExited.Store(nil) })
+}
