@@ -3,14 +3,13 @@
 package runner_test
 
 import (
+	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,22 +18,22 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
 
 	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/runner"
 )
 
 // The capture benchmarks run one command that writes BGCMD_BENCH_CAPTURE_MB
-// MiB (default 1024) three ways in every sample, in a rotating order:
+// MiB (default 1024) four ways in every sample, in a rotating order:
 //
 //   - through bgcmd: a detached supervisor pumps the command's pipes into
 //     new log files (cap, tail, hash and index on), fsyncs and banks them;
-//   - the pipe floor: the command writes into a pipe (sized as bgcmd sizes
-//     its pipes) that this process copies with io.CopyBuffer, through a
-//     buffer of bgcmd's read size, into a new file, then fsyncs it. bgcmd
-//     cannot skip reading the bytes (it hashes and indexes them), so the
-//     copy goes through user space, not splice;
+//   - the pipe floor (testdata/capturefloor, a process of its own as the
+//     supervisor is): the command writes into a pipe (sized as bgcmd sizes
+//     its pipes) that the floor copies with io.CopyBuffer, through a buffer
+//     of bgcmd's read size, into a new file, then fsyncs it. bgcmd cannot
+//     skip reading the bytes (it hashes and indexes them), so the copy
+//     goes through user space, not splice;
 //   - the hashing floor: the pipe floor with the sha256 bgcmd must take of
 //     what it keeps, each chunk hashed once written by a second goroutine
 //     (as bgcmd hashes on a second core): the least a capture that can
@@ -46,19 +45,11 @@ import (
 // Each sample also reads the supervisor's peak RSS (VmHWM, every
 // rssPeriod while it runs and once its job has settled), and the peak of
 // a supervisor of a job that writes nothing, for comparison; and the CPU
-// seconds per GiB of the supervisor (cpu-s/GiB, from its rusage once this
-// process has reaped it, less its job's own) beside those of the pipe
-// floor's copier (pipe-cpu-s/GiB): on a shared machine, wall time says
-// little about a capture that hashes on a second core, CPU time says what
-// it costs.
-
-// bgcmdPipeSize and bgcmdReadBuf are the pipe size of bgcmd's pumps
-// (runner/supervise.go) and the most a capture reads at once (its batch
-// size, artifacts/digest.go): the pipe floor uses the same.
-const (
-	bgcmdPipeSize = 1 << 20
-	bgcmdReadBuf  = 256 << 10
-)
+// seconds per GiB of the supervisor (cpu-s/GiB) beside those of the
+// floors (pipe-cpu-s/GiB, hashed-cpu-s/GiB), each the process's own from
+// its rusage once reaped, less its command's: on a shared machine, wall
+// time says little about a capture that hashes on a second core, CPU time
+// says what it costs.
 
 // captureSize is the output size of the capture benchmarks; BGCMD_BENCH_CAPTURE_MB
 // overrides it (default 1024 MiB).
@@ -91,9 +82,10 @@ func benchCapture(b *testing.B, large bool) {
 	size := captureSize()
 	mbps := func(d time.Duration) float64 { return float64(size) / 1e6 / d.Seconds() }
 	floorDir := b.TempDir()
+	floorBin := buildCaptureFloor(b)
 	exits := watchSupervisorExits(b)
 	var s samples
-	for i := range sampleCount(b) {
+	for i := range max(b.N, captureSamples) {
 		var bgcmdSum, floorSum string // the same bytes: the same hash
 		ways := []func(){
 			func() {
@@ -105,23 +97,22 @@ func benchCapture(b *testing.B, large bool) {
 				s.add("cpu-s/GiB", cpuPerGiB(cpu))
 			},
 			func() {
-				before := selfCPU(b)
-				d, _ := pipeFloor(b, argv, filepath.Join(floorDir, fmt.Sprint("pipe", i)), false)
+				d, _, cpu := pipeFloor(b, floorBin, argv, filepath.Join(floorDir, fmt.Sprint("pipe", i)), false)
 				s.add("pipe-MB/s", mbps(d))
-				s.add("pipe-cpu-s/GiB", cpuPerGiB(selfCPU(b)-before))
+				s.add("pipe-cpu-s/GiB", cpuPerGiB(cpu))
 			},
 			func() {
-				before := selfCPU(b)
-				d, sum := pipeFloor(b, argv, filepath.Join(floorDir, fmt.Sprint("hashed", i)), true)
+				d, sum, cpu := pipeFloor(b, floorBin, argv, filepath.Join(floorDir, fmt.Sprint("hashed", i)), true)
 				floorSum = sum
 				s.add("hashed-MB/s", mbps(d))
-				s.add("hashed-cpu-s/GiB", cpuPerGiB(selfCPU(b)-before))
+				s.add("hashed-cpu-s/GiB", cpuPerGiB(cpu))
 			},
 			func() {
 				s.add("direct-MB/s", mbps(directFile(b, argv, filepath.Join(floorDir, fmt.Sprint("direct", i)))))
 			},
 		}
 		for k := range ways {
+			runtime.GC() // the last way's garbage is not collected during this one
 			ways[(i+k)%len(ways)]()
 		}
 		require.Equal(b, floorSum, bgcmdSum, "the hashing floor and bgcmd hashed the same output")
@@ -155,13 +146,10 @@ func captureDetached(b *testing.B, e *env, exits *supervisorExits, argv []string
 // cpuPerGiB is CPU seconds per GiB of the benchmark's output.
 func cpuPerGiB(d time.Duration) float64 { return d.Seconds() / (float64(captureSize()) / (1 << 30)) }
 
-// selfCPU is this process's CPU time so far (the pipe floor's copy runs
-// here; its command's CPU is not counted, as the job's is not for bgcmd).
-func selfCPU(b *testing.B) time.Duration {
-	var ru unix.Rusage
-	require.NoError(b, unix.Getrusage(unix.RUSAGE_SELF, &ru))
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+// captureSamples is how many samples the capture benchmarks make: more
+// than minSamples, as a sample on this kind of shared machine now and then
+// costs half as much again, on either side, for reasons outside it.
+const captureSamples = 5
 
 // idleSupervisorPeak is the peak RSS of a detached supervisor whose job
 // writes nothing: a job that waits for a file this process creates once
@@ -300,85 +288,40 @@ func (x *supervisorExits) cpu(b *testing.B, pid int) time.Duration {
 	}
 }
 
-// pipeFloor runs argv with its stdout on a pipe and copies the pipe into
-// the new file path, then fsyncs it: the least a capture must do. With
-// hash, a second goroutine also hashes each chunk once it is written, and
-// the sha256 is returned (copyHashed). The file is removed afterwards,
-// untimed.
-func pipeFloor(b *testing.B, argv []string, path string, hash bool) (time.Duration, string) {
-	start := time.Now()
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	require.NoError(b, err)
-	pr, pw, err := os.Pipe()
-	require.NoError(b, err)
-	_, _ = unix.FcntlInt(pw.Fd(), unix.F_SETPIPE_SZ, bgcmdPipeSize) // as bgcmd: the kernel may grant less
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdout = pw
-	require.NoError(b, cmd.Start())
-	require.NoError(b, pw.Close())
-	// Plain Reader and Writer: io.Copy would splice in the kernel, never
-	// seeing the bytes bgcmd has to read.
-	var n int64
-	var sum string
+// pipeFloor runs argv under testdata/capturefloor (floorBin): into a pipe
+// copied into path, hashed beside the copy when hash is set. It returns the
+// time that took, the sha256 ("-" without hash) and the floor process's CPU
+// time less its command's, as the supervisor's is counted.
+func pipeFloor(b *testing.B, floorBin string, argv []string, path string, hash bool) (time.Duration, string, time.Duration) {
+	var args []string
 	if hash {
-		n, sum, err = copyHashed(f, pr)
-	} else {
-		n, err = io.CopyBuffer(struct{ io.Writer }{f}, struct{ io.Reader }{pr}, make([]byte, bgcmdReadBuf))
+		args = append(args, "-hash")
 	}
-	require.NoError(b, err)
-	require.NoError(b, cmd.Wait())
-	require.NoError(b, f.Sync())
-	require.NoError(b, f.Close())
+	cmd := exec.Command(floorBin, append(append(args, path), argv...)...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	err := cmd.Run()
 	took := time.Since(start)
-	require.NoError(b, pr.Close())
-	require.Equal(b, captureSize(), n)
-	require.NoError(b, os.Remove(path))
-	return took, sum
+	require.NoError(b, err, "capturefloor: %s", out.String())
+	f := strings.Fields(out.String())
+	require.Len(b, f, 3, "capturefloor printed %q", out.String())
+	require.Equal(b, strconv.FormatInt(captureSize(), 10), f[0], "the floor copied every byte")
+	commandNS, err := strconv.ParseInt(f[2], 10, 64)
+	require.NoError(b, err)
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	return took, f[1], time.Duration(ru.Utime.Nano() + ru.Stime.Nano() - commandNS)
 }
 
-// copyHashed copies r into w through buffers of bgcmd's read size and
-// hands each chunk, once written, to a goroutine that hashes it, so the
-// hash runs beside the copy as bgcmd's does. It returns the bytes copied
-// and their sha256 in hex.
-func copyHashed(w io.Writer, r io.Reader) (int64, string, error) {
-	const depth = 4 // chunks in flight between the copy and the hash
-	free := make(chan []byte, depth)
-	for range depth {
-		free <- make([]byte, bgcmdReadBuf)
-	}
-	written := make(chan []byte, depth)
-	sum := make(chan string)
-	go func() {
-		h := sha256.New()
-		for chunk := range written {
-			h.Write(chunk)
-			free <- chunk[:cap(chunk)]
-		}
-		sum <- hex.EncodeToString(h.Sum(nil))
-	}()
-	var n int64
-	var err error
-	for err == nil {
-		buf := <-free
-		m, rerr := r.Read(buf)
-		if m > 0 {
-			if _, werr := w.Write(buf[:m]); werr != nil {
-				err = werr
-			}
-			n += int64(m)
-			written <- buf[:m]
-		} else {
-			free <- buf
-		}
-		if rerr != nil {
-			if rerr != io.EOF {
-				err = rerr
-			}
-			break
-		}
-	}
-	close(written)
-	return n, <-sum, err
+// buildCaptureFloor builds testdata/capturefloor as bgcmd is built (static,
+// no cgo) into a temporary directory.
+func buildCaptureFloor(b *testing.B) string {
+	bin := filepath.Join(b.TempDir(), "capturefloor")
+	cmd := exec.Command("go", "build", "-o", bin, "./testdata/capturefloor")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := cmd.CombinedOutput()
+	require.NoError(b, err, "build the capture floor: %s", out)
+	return bin
 }
 
 // directFile runs argv with its stdout on the new file path, then fsyncs
