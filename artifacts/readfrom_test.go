@@ -44,6 +44,30 @@ func waitWritten(t *testing.T, c *Capture, n int64) {
 	}
 }
 
+// readResult is what a ReadFrom returned.
+type readResult struct {
+	n   int64
+	err error
+}
+
+// readingPipe returns a new capture that a goroutine fills with ReadFrom
+// from a pipe, the log's path, the pipe's write end, and where the
+// ReadFrom's result arrives.
+func readingPipe(t *testing.T) (*Capture, string, *os.File, <-chan readResult) {
+	path := filepath.Join(t.TempDir(), "out.log")
+	c, err := NewCapture(CaptureOptions{Path: path})
+	require.NoError(t, err)
+	pr, pw, err := os.Pipe()
+	require.NoError(t, err)
+	t.Cleanup(func() { pr.Close(); pw.Close() })
+	done := make(chan readResult, 1)
+	go func() {
+		n, err := c.ReadFrom(pr)
+		done <- readResult{n, err}
+	}()
+	return c, path, pw, done
+}
+
 func TestCaptureReadFromKeepsWhatWriteKeeps(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -123,23 +147,8 @@ func TestCaptureReadFromStopsExactlyAtTheCap(t *testing.T) {
 // in order.
 func TestCaptureReadFromSharesItsPendingBytes(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "out.log")
-	c, err := NewCapture(CaptureOptions{Path: path})
-	require.NoError(t, err)
-	pr, pw, err := os.Pipe()
-	require.NoError(t, err)
-	defer pr.Close()
-	type result struct {
-		n   int64
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		n, err := c.ReadFrom(pr)
-		done <- result{n, err}
-	}()
-
-	_, err = pw.Write([]byte("hello\n"))
+	c, path, pw, done := readingPipe(t)
+	_, err := pw.Write([]byte("hello\n"))
 	require.NoError(t, err)
 	waitWritten(t, c, 6)
 	sum := c.Summary() // while the ReadFrom waits for the next read
@@ -170,18 +179,8 @@ func TestCaptureReadFromSharesItsPendingBytes(t *testing.T) {
 
 func TestCaptureClosedDuringAReadKeepsWhatWasWritten(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "out.log")
-	c, err := NewCapture(CaptureOptions{Path: path})
-	require.NoError(t, err)
-	pr, pw, err := os.Pipe()
-	require.NoError(t, err)
-	defer pr.Close()
-	done := make(chan error, 1)
-	go func() {
-		_, err := c.ReadFrom(pr)
-		done <- err
-	}()
-	_, err = pw.Write([]byte("abc"))
+	c, path, pw, done := readingPipe(t)
+	_, err := pw.Write([]byte("abc"))
 	require.NoError(t, err)
 	waitWritten(t, c, 3)
 	require.NoError(t, c.Close())
@@ -190,7 +189,7 @@ func TestCaptureClosedDuringAReadKeepsWhatWasWritten(t *testing.T) {
 
 	_, err = pw.Write([]byte("late"))
 	require.NoError(t, err)
-	require.ErrorIs(t, <-done, os.ErrClosed, "bytes read after Close are not written")
+	require.ErrorIs(t, (<-done).err, os.ErrClosed, "bytes read after Close are not written")
 	require.NoError(t, pw.Close())
 	got, err := os.ReadFile(path)
 	require.NoError(t, err)
