@@ -64,3 +64,35 @@ func Example() {
 	// 3: FAIL pkg/b: 期待 1, got 2
 	// chars 8-11: "g…\no", next 12 of 55
 }
+
+// A supervisor's pump: the capture reads a command's pipe itself, straight
+// into the buffers it hashes, until the command closes it.
+func ExampleCapture_ReadFrom() {
+	dir, err := os.MkdirTemp("", "bgcmd-example-")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	c, err := artifacts.NewCapture(artifacts.CaptureOptions{Path: filepath.Join(dir, "stdout.log"), Cap: 10})
+	if err != nil {
+		panic(err)
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		panic(err)
+	}
+	go func() {
+		fmt.Fprint(pw, "line one\nline two\n")
+		pw.Close()
+	}()
+	n, err := c.ReadFrom(pr)
+	pr.Close()
+	fmt.Println(n, err, c.Err()) // the cap is not a write error
+	if err := c.Close(); err != nil {
+		panic(err)
+	}
+	fmt.Printf("%d bytes, capped: %v\n", c.Summary().Bytes, c.Summary().Capped)
+	// Output:
+	// 10 output cap reached <nil>
+	// 10 bytes, capped: true
+}
