@@ -25,8 +25,13 @@ func TestMCPServerOfAnotherSessionCannotTouchAJob(t *testing.T) {
 	run := mcpOK[agenttools.Status](alice, "run_command_bg", map[string]any{
 		"argv": []string{mcpFixture(t, "wait-for-file.sh"), flag, "0"}})
 	alice.killAtEnd(run.TaskID)
+	// The second job ends only once its start has returned: a job that
+	// ended before would come back settled, and read, from the start.
+	flag2 := filepath.Join(env.root, "go2")
 	done := mcpOK[agenttools.Status](alice, "run_command_bg", map[string]any{
-		"argv": []string{mcpFixture(t, "exit-with.sh"), "0"}})
+		"argv": []string{mcpFixture(t, "wait-for-file.sh"), flag2, "0"}})
+	require.False(t, done.Settled)
+	require.NoError(t, os.WriteFile(flag2, nil, 0o600))
 	mcpWaitFor(t, "alice's second job settles", func() bool {
 		l := mcpOK[agenttools.List](alice, "command_list", map[string]any{"unread": true})
 		return len(l.Commands) == 1
