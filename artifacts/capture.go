@@ -35,9 +35,10 @@ type CaptureOptions struct {
 // output's size.
 //
 // Each Write reaches the log file before it returns, so a reader of the live
-// log sees it at once. Hashing, counting and indexing run on a copy in a
-// background goroutine, in order, so they cost the writer little; Summary
-// and Close wait for them. Memory stays bounded: a writer far ahead of the
+// log sees it at once. Hashing, counting and indexing run in a background
+// goroutine, in order, so they cost the writer little: on a copy of what
+// Write is given, or on the very buffers ReadFrom reads into. Summary and
+// Close wait for them. Memory stays bounded: a writer far ahead of the
 // background work waits for it.
 //
 // A Capture is safe for concurrent use; Written never blocks. Close must be

@@ -12,8 +12,9 @@ import (
 
 // Hashing and counting cost about as much as writing the log itself
 // (sha256 runs at some 2 GB/s, a 4 KiB write into the page cache at some
-// 1.4 GB/s), so a Capture hands copies of what it wrote, in batches, to a
-// goroutine that hashes, counts and indexes them while the writer goes on.
+// 1.4 GB/s), so a Capture hands what it wrote, in batches (copies of what
+// Write was given, or the buffers ReadFrom read into), to a goroutine that
+// hashes, counts and indexes them while the writer goes on.
 // The goroutine runs only while there is work (none outlives an idle or
 // closed capture), and at most maxQueued batches wait for it, which bounds
 // memory.

@@ -388,8 +388,9 @@ func spawnSupervisor(binary string, om openMsg, logf *os.File) (*supProc, error)
 var heldPeers atomic.Pointer[func(*os.File)]
 
 // supervisorExited, when set (by tests and benchmarks), is given each
-// supervisor this host reaped with its exit state, whose rusage is the
-// supervisor's own CPU and peak RSS (with its reaped children's).
+// supervisor this host reaped with its exit state, whose rusage holds the
+// supervisor's CPU time with that of the children it reaped (its
+// ru_maxrss is no use: after vfork and exec it holds this host's RSS).
 var supervisorExited atomic.Pointer[func(pid int, ps *os.ProcessState)]
 
 // close releases a supervisor that never got a job: it reads the end of
