@@ -136,10 +136,7 @@ func (r *Runner) handOver(ctx context.Context, job *bgcmd.Job, p *supProc, logf 
 	defer logf.Close()
 	sp := spec{Home: r.home, DBPath: r.store.Path(), JobID: job.ID, Env: env,
 		HostPID: job.SupervisorPID, HostStart: job.SupervisorStart, Cgroup: r.cgroupRoot()}
-	p, rr, err := r.sendSpec(p, logf, func(p *supProc) (*reportReader, error) {
-		rr := newReportReader(p.status)
-		return rr, sendLine(p.conn, &sp, cwd, logf)
-	})
+	p, rr, err := r.sendSpec(p, logf, cwd, func(*supProc) *spec { return &sp })
 	if p == nil {
 		return r.failDetached(ctx, job, err)
 	}
@@ -152,16 +149,21 @@ func (r *Runner) handOver(ctx context.Context, job *bgcmd.Job, p *supProc, logf 
 	return err
 }
 
-// sendSpec sends a job to the prepared supervisor p with send, which
-// writes the spec and returns the reader of p's report. A spare that died
-// waiting is replaced by a new supervisor, sent the job the same way. The
+// sendSpec sends the spec specFor gives for the prepared supervisor p, with
+// the job's directory cwd and log logf, and returns the reader of p's
+// report. A spare that died waiting is replaced by a new supervisor, sent
+// its own spec the same way. The
 // write alone does not always say a spare died: a fork of this process
 // running meanwhile holds a copy of the spare's socket until it execs, and
 // the line lands in its buffer. A spare that ended without saying it took
 // the job never did anything with it. It returns the supervisor the job
 // went to, or nil and why when a replacement could not be started; err is
 // the error of the hand-over, if any.
-func (r *Runner) sendSpec(p *supProc, logf *os.File, send func(*supProc) (*reportReader, error)) (*supProc, *reportReader, error) {
+func (r *Runner) sendSpec(p *supProc, logf, cwd *os.File, specFor func(*supProc) *spec) (*supProc, *reportReader, error) {
+	send := func(p *supProc) (*reportReader, error) {
+		rr := newReportReader(p.status)
+		return rr, sendLine(p.conn, specFor(p), cwd, logf)
+	}
 	rr, err := send(p)
 	if p.spare && (err != nil || !rr.tookJob()) {
 		p.close()
@@ -182,20 +184,20 @@ func (r *Runner) sendSpec(p *supProc, logf *os.File, send func(*supProc) (*repor
 // and only then is the row written, with them in it, and the supervisor
 // told so (ackRecorded) before it watches the job. The start thus costs
 // one write, the host's, and the supervisor writes nothing before the
-// job ends. A supervisor that hears otherwise, or sees this process end
-// first, stops the child: no row names it. A start that failed is on
+// job ends. A supervisor that hears otherwise stops the child: no row names
+// it; one that sees this process end first stops it unless the row, read
+// then, names it running. A start that failed is on
 // record as start_failed all the same (failUnrecorded). It closes logf.
 func (r *Runner) startDetached(ctx context.Context, job *bgcmd.Job, p *supProc, logf *os.File, env []string, cwd *os.File) (*bgcmd.Job, error) {
 	defer logf.Close()
 	job.CreatedAt = r.now().UTC() // the start began now, before the child's
-	send := func(p *supProc) (*reportReader, error) {
+	// The job names the supervisor that takes it.
+	specFor := func(p *supProc) *spec {
 		job.SupervisorPID, job.SupervisorStart = p.pid, p.start
-		sp := spec{Home: r.home, DBPath: r.store.Path(), JobID: job.ID, Env: env,
+		return &spec{Home: r.home, DBPath: r.store.Path(), JobID: job.ID, Env: env,
 			HostPID: p.pid, HostStart: p.start, Cgroup: r.cgroupRoot(), Job: newSpecJob(job), Unrecorded: true}
-		rr := newReportReader(p.status)
-		return rr, sendLine(p.conn, &sp, cwd, logf)
 	}
-	p, rr, err := r.sendSpec(p, logf, send) // the job names the supervisor that took it
+	p, rr, err := r.sendSpec(p, logf, cwd, specFor)
 	if p == nil {
 		return r.readBack(ctx, job.ID, r.failUnrecorded(ctx, job, err))
 	}
