@@ -120,6 +120,40 @@ func (d dialect) msBetween(from, to string) string {
 	return fmt.Sprintf("((julianday(%s) - julianday(%s)) * 86400000.0)", to, from)
 }
 
+// walAutocheckpoint is the pages of log after which a commit on a SQLite
+// connection checkpoints (see openDB). bulkAutocheckpoint is the writer's
+// while a prune deletes its batches (see bulkWrites).
+const (
+	walAutocheckpoint  = 256
+	bulkAutocheckpoint = 4096
+)
+
+// bulkWrites readies the writer db for a long series of large
+// transactions, Prune's batches, and returns what ends that. On SQLite the
+// batches rewrite the same pages again and again (deleting a batch's
+// artifact rows touches leaves all over the index by content hash), so a
+// checkpoint every 1 MiB of log would write those pages back and fsync
+// the database after every batch: for the series the writer checkpoints
+// every 16 MiB instead, and once more at the end, passively (it waits for
+// no reader), so that the log left for the next process to recover is
+// short again. PostgreSQL needs none of this.
+func (d dialect) bulkWrites(ctx context.Context, db *sqlx.DB) (end func() error, err error) {
+	if d.postgres {
+		return func() error { return nil }, nil
+	}
+	if _, err := db.ExecContext(ctx, fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", bulkAutocheckpoint)); err != nil {
+		return nil, err
+	}
+	return func() error {
+		ctx := context.WithoutCancel(ctx)
+		_, err := db.ExecContext(ctx, fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", walAutocheckpoint))
+		if err == nil {
+			_, err = db.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+		}
+		return err
+	}, nil
+}
+
 // vacuum compacts the store after a large prune.
 func (d dialect) vacuum(ctx context.Context, db *sqlx.DB) error {
 	if d.postgres {

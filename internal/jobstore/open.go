@@ -202,7 +202,7 @@ func openDB(path string, busy time.Duration, reader, readOnly bool, conns int) (
 	// the last close) has its header and its directory synced by every
 	// short command's first write. A checkpoint every 256 pages (1 MiB),
 	// not SQLite's 1000, bounds the frames that recovery reads.
-	q.Add("_pragma", "wal_autocheckpoint(256)")
+	q.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", walAutocheckpoint))
 	if reader {
 		q.Set("_txlock", "deferred")
 	} else {

@@ -213,10 +213,21 @@ func (s *Store) pruneCandidates(ctx context.Context, p PruneParams) ([]PrunedJob
 // pruneBatches deletes res.Jobs a batch per transaction, keeping in res.Jobs
 // only the jobs really deleted, and collects the artifact files left
 // unreferenced (handing each batch's to each, when not nil).
-func (s *Store) pruneBatches(ctx context.Context, p PruneParams, res *PruneResult, each func([]UnreferencedArtifact)) error {
+func (s *Store) pruneBatches(ctx context.Context, p PruneParams, res *PruneResult, each func([]UnreferencedArtifact)) (err error) {
 	size := p.BatchSize
 	if size <= 0 {
 		size = DefaultPruneBatch
+	}
+	if len(res.Jobs) > size {
+		end, err := s.d.bulkWrites(ctx, s.w)
+		if err != nil {
+			return fmt.Errorf("prune: %w", err)
+		}
+		defer func() {
+			if eerr := end(); eerr != nil {
+				err = errors.Join(err, fmt.Errorf("prune: checkpoint: %w", eerr))
+			}
+		}()
 	}
 	byID := make(map[string]PrunedJob, len(res.Jobs))
 	for _, j := range res.Jobs {
