@@ -243,7 +243,7 @@ func (s *Store) pruneBatches(ctx context.Context, p PruneParams, res *PruneResul
 		var b pruneBatch
 		err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 			var err error
-			b, err = pruneTx(ctx, tx, ids, p.IncludeUnread)
+			b, err = pruneTx(ctx, tx, ids, p.IncludeUnread, s.d.hasRollup())
 			return err
 		})
 		if err != nil {
@@ -272,8 +272,10 @@ type pruneBatch struct {
 
 // pruneTx deletes the jobs among ids that are still prunable, with their
 // events and artifact rows, and returns the artifact files they referenced
-// that no remaining row references.
-func pruneTx(ctx context.Context, tx *sqlx.Tx, ids []string, includeUnread bool) (pruneBatch, error) {
+// that no remaining row references. With rollup (SQLite's job_hours), the
+// batch leaves the roll-up in one statement (rollOut), not a trigger run
+// per job.
+func pruneTx(ctx context.Context, tx *sqlx.Tx, ids []string, includeUnread, rollup bool) (pruneBatch, error) {
 	var b pruneBatch
 	q := `SELECT id FROM jobs WHERE id IN (?) AND state NOT IN ('running', 'queued')`
 	if !includeUnread {
@@ -309,11 +311,21 @@ func pruneTx(ctx context.Context, tx *sqlx.Tx, ids []string, includeUnread bool)
 	if b.events, err = r.RowsAffected(); err != nil {
 		return b, err
 	}
+	if rollup {
+		if err := rollOut(ctx, tx, b.deleted); err != nil {
+			return b, err
+		}
+	}
 	if q, args, err = sqlx.In(`DELETE FROM jobs WHERE id IN (?)`, b.deleted); err != nil {
 		return b, err
 	}
 	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 		return b, err
+	}
+	if rollup {
+		if err := endRollOut(ctx, tx); err != nil {
+			return b, err
+		}
 	}
 	if len(sizes) == 0 {
 		return b, nil
