@@ -273,8 +273,8 @@ type pruneBatch struct {
 // pruneTx deletes the jobs among ids that are still prunable, with their
 // events and artifact rows, and returns the artifact files they referenced
 // that no remaining row references. With rollup (SQLite's job_hours), the
-// batch leaves the roll-up in one statement (rollOut), not a trigger run
-// per job.
+// batch leaves the roll-up through rollOut's two statements, not through a
+// run of the delete trigger per job.
 func pruneTx(ctx context.Context, tx *sqlx.Tx, ids []string, includeUnread, rollup bool) (pruneBatch, error) {
 	var b pruneBatch
 	q := `SELECT id FROM jobs WHERE id IN (?) AND state NOT IN ('running', 'queued')`
