@@ -7,8 +7,9 @@ import (
 	"github.com/jmoiron/sqlx"
 )
 
-// rollOut takes the jobs ids, about to be deleted in tx, out of the
-// job_hours roll-up with one update per hour, outcome and executable, and
+// rollOut takes the jobs named by ids, which the caller is about to delete
+// in tx, out of the job_hours roll-up with one update per hour, outcome and
+// executable, and
 // sets job_hours_bulk so that the delete trigger, which would update and
 // delete a roll-up row per job, leaves the roll-up alone. The caller
 // deletes the jobs and then calls endRollOut in the same transaction.
