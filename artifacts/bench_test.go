@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/bgcmd/bgcmd/internal/benchkit"
 )
 
 // The read benchmarks page at 99.9% of a large log (BGCMD_BENCH_LOG_MB MiB,
@@ -20,7 +22,8 @@ import (
 // scanning from the start) and BenchmarkReadPageLines with
 // BenchmarkScanLines; BenchmarkCapture with BenchmarkCaptureBaselineFile
 // (the same 4 KiB writes straight to a file, with the same writeback and
-// the same fsync, so that the difference is the hashing and indexing).
+// the same fsync, so that the difference is the hashing and indexing);
+// BenchmarkCaptureIndexing runs that pair as interleaved samples.
 
 var bigLog struct {
 	once sync.Once
@@ -343,6 +346,78 @@ func BenchmarkCaptureBaselineFile(b *testing.B) {
 	syncClose(b, f)
 	b.StopTimer()
 	cpu.report()
+}
+
+// indexingSamples is how many samples BenchmarkCaptureIndexing makes, and
+// indexingSize how many bytes each of its ways writes in one.
+const (
+	indexingSamples = 5
+	indexingSize    = 256 << 20
+)
+
+// BenchmarkCaptureIndexing is the pair above run as interleaved samples,
+// which the report's indexing-overhead figure reads: in each sample,
+// indexingSize bytes of 4 KiB writes of build output through a Capture
+// (closed, so fsynced) and the same writes straight to a new file with the
+// same writeback and a final fsync, in alternating order, so that a busy
+// neighbour or a slow disk slows both alike. It reports the median MB/s
+// and CPU seconds per GiB of each (the process's CPU, every thread), with
+// their ranges.
+func BenchmarkCaptureIndexing(b *testing.B) {
+	dir := b.TempDir()
+	var s benchkit.Samples
+	measure := func(unit string, write func(name string)) {
+		name := filepath.Join(dir, unit+".log")
+		cpu := processCPU(b)
+		start := time.Now()
+		write(name)
+		took, used := time.Since(start), processCPU(b)-cpu
+		s.Add(unit+"MB/s", indexingSize/1e6/took.Seconds())
+		s.Add(unit+"cpu-s/GiB", used.Seconds()/(indexingSize/float64(1<<30)))
+		_ = os.Remove(name)
+		_ = os.Remove(name + IndexSuffix)
+	}
+	ways := []func(){
+		func() {
+			measure("", func(name string) {
+				c, err := NewCapture(CaptureOptions{Path: name})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for c.Written() < indexingSize {
+					if _, err := c.Write(captureChunk); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := c.Close(); err != nil {
+					b.Fatal(err)
+				}
+			})
+		},
+		func() {
+			measure("plain-", func(name string) {
+				f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for written := 0; written < indexingSize; {
+					n, err := f.Write(captureChunk)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if written += n; written%writebackEvery < n {
+						startWriteback(f, int64(written-written%writebackEvery-writebackEvery), writebackEvery)
+					}
+				}
+				syncClose(b, f)
+			})
+		},
+	}
+	for i := range max(b.N, indexingSamples) {
+		ways[i%2]()
+		ways[(i+1)%2]()
+	}
+	s.Report(b)
 }
 
 // syncClose fsyncs and closes f, as Capture.Close does its log.

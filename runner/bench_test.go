@@ -3,12 +3,12 @@ package runner_test
 import (
 	"context"
 	"os/exec"
-	"sort"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/bgcmd/bgcmd"
+	"github.com/bgcmd/bgcmd/internal/benchkit"
 	"github.com/bgcmd/bgcmd/runner"
 )
 
@@ -105,61 +105,12 @@ func BenchmarkDetachedStart(b *testing.B) {
 	}
 }
 
-// minSamples is the fewest samples a benchmark makes whose one run takes
-// seconds (capture, reconcile, prune): the report shows the median of the
-// samples and their spread, not one lucky or unlucky run.
-const minSamples = 3
+// samples, sampleCount and minSamples are benchkit's, named as the
+// runner's benchmarks use them.
+type samples = benchkit.Samples
 
-// sampleCount is how many samples such a benchmark makes: b.N, and at
-// least minSamples.
-func sampleCount(b *testing.B) int { return max(b.N, minSamples) }
+func sampleCount(b *testing.B) int { return benchkit.SampleCount(b) }
 
-// samples collects the per-sample values of a benchmark's metrics. The
-// benchmarks that use it interleave bgcmd and its baseline in every sample,
-// so a busy neighbour slows both alike.
-type samples struct {
-	units []string
-	vals  map[string][]float64
-}
-
-// add records one sample's value of a metric.
-func (s *samples) add(unit string, v float64) {
-	if s.vals == nil {
-		s.vals = map[string][]float64{}
-	}
-	if _, ok := s.vals[unit]; !ok {
-		s.units = append(s.units, unit)
-	}
-	s.vals[unit] = append(s.vals[unit], v)
-}
-
-// op records one sample's time of bgcmd's run: it becomes ns/op.
-func (s *samples) op(d time.Duration) { s.add("ns/op", float64(d.Nanoseconds())) }
-
-// report reports every metric's median under its own unit (ns/op and MB/s
-// included: they replace the framework's, which divide by b.N) and its
-// spread as min-<unit> and max-<unit>, plus the number of samples.
-func (s *samples) report(b *testing.B) {
-	b.Helper()
-	for _, u := range s.units {
-		v := append([]float64(nil), s.vals[u]...)
-		sort.Float64s(v)
-		b.ReportMetric(median(v), u)
-		b.ReportMetric(v[0], "min-"+u)
-		b.ReportMetric(v[len(v)-1], "max-"+u)
-	}
-	if len(s.units) > 0 {
-		b.ReportMetric(float64(len(s.vals[s.units[0]])), "samples")
-	}
-}
-
-// median of sorted values.
-func median(v []float64) float64 {
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
-	}
-	return (v[n/2-1] + v[n/2]) / 2
-}
+const minSamples = benchkit.MinSamples
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

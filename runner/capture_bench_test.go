@@ -91,24 +91,24 @@ func benchCapture(b *testing.B, large bool) {
 			func() {
 				d, peak, cpu, sum := captureDetached(b, e, exits, argv)
 				bgcmdSum = sum
-				s.op(d)
-				s.add("MB/s", mbps(d))
-				s.add("peak-rss-KiB", float64(peak))
-				s.add("cpu-s/GiB", cpuPerGiB(cpu))
+				s.Op(d)
+				s.Add("MB/s", mbps(d))
+				s.Add("peak-rss-KiB", float64(peak))
+				s.Add("cpu-s/GiB", cpuPerGiB(cpu))
 			},
 			func() {
 				d, _, cpu := pipeFloor(b, floorBin, argv, filepath.Join(floorDir, fmt.Sprint("pipe", i)), false)
-				s.add("pipe-MB/s", mbps(d))
-				s.add("pipe-cpu-s/GiB", cpuPerGiB(cpu))
+				s.Add("pipe-MB/s", mbps(d))
+				s.Add("pipe-cpu-s/GiB", cpuPerGiB(cpu))
 			},
 			func() {
 				d, sum, cpu := pipeFloor(b, floorBin, argv, filepath.Join(floorDir, fmt.Sprint("hashed", i)), true)
 				floorSum = sum
-				s.add("hashed-MB/s", mbps(d))
-				s.add("hashed-cpu-s/GiB", cpuPerGiB(cpu))
+				s.Add("hashed-MB/s", mbps(d))
+				s.Add("hashed-cpu-s/GiB", cpuPerGiB(cpu))
 			},
 			func() {
-				s.add("direct-MB/s", mbps(directFile(b, argv, filepath.Join(floorDir, fmt.Sprint("direct", i)))))
+				s.Add("direct-MB/s", mbps(directFile(b, argv, filepath.Join(floorDir, fmt.Sprint("direct", i)))))
 			},
 		}
 		for k := range ways {
@@ -116,9 +116,9 @@ func benchCapture(b *testing.B, large bool) {
 			ways[(i+k)%len(ways)]()
 		}
 		require.Equal(b, floorSum, bgcmdSum, "the hashing floor and bgcmd hashed the same output")
-		s.add("idle-peak-rss-KiB", float64(idleSupervisorPeak(b, e)))
+		s.Add("idle-peak-rss-KiB", float64(idleSupervisorPeak(b, e)))
 	}
-	s.report(b)
+	s.Report(b)
 }
 
 // captureDetached runs argv through a detached supervisor until the job has

@@ -47,8 +47,8 @@ func BenchmarkPrune(b *testing.B) {
 				require.NoError(b, err)
 				require.Len(b, rep.Jobs, jobs)
 				require.Equal(b, 2*jobs, rep.RemovedFiles)
-				s.op(took)
-				s.add("jobs/s", jobs/took.Seconds())
+				s.Op(took)
+				s.Add("jobs/s", jobs/took.Seconds())
 			},
 			func() {
 				home := b.TempDir()
@@ -57,13 +57,13 @@ func BenchmarkPrune(b *testing.B) {
 				require.NoError(b, err)
 				require.NoError(b, st.Close())
 				seeded := seedSettled(b, path, filepath.Join(home, "artifacts"), jobs)
-				s.add("floor-jobs/s", jobs/pruneFloor(b, path, seeded).Seconds())
+				s.Add("floor-jobs/s", jobs/pruneFloor(b, path, seeded).Seconds())
 			},
 		}
 		ways[i%2]()
 		ways[(i+1)%2]()
 	}
-	s.report(b)
+	s.Report(b)
 }
 
 // seededJob is one job seedSettled wrote: its id and its files.

@@ -37,8 +37,8 @@ func BenchmarkReconcile1000Orphans(b *testing.B) {
 				took := time.Since(start)
 				require.NoError(b, err)
 				require.Equal(b, jobs, rep.Orphaned)
-				s.op(took)
-				s.add("ms/1000-orphans", ms(took)*1000/jobs)
+				s.Op(took)
+				s.Add("ms/1000-orphans", ms(took)*1000/jobs)
 			},
 			func() {
 				e := benchEnv(b, false)
@@ -48,13 +48,13 @@ func BenchmarkReconcile1000Orphans(b *testing.B) {
 					ids[k] = orphanRow(b, e, dead, 0).ID
 				}
 				took := reconcileFloor(b, e, ids, dead)
-				s.add("floor-ms/1000-orphans", ms(took)*1000/jobs)
+				s.Add("floor-ms/1000-orphans", ms(took)*1000/jobs)
 			},
 		}
 		ways[i%2]()
 		ways[(i+1)%2]()
 	}
-	s.report(b)
+	s.Report(b)
 }
 
 // claimSQL and settleSQL are the statements of jobstore's Claim and Settle,

@@ -325,8 +325,8 @@ var figures = []figure{
 		Ratio:    ratioSpeedup, Aim: "under 0.1 ms per page and over 1,000× faster than the scan",
 		Checks: []check{{"value", "<=", 100_000}, {"ratio", ">=", 1000}}},
 	{Area: "output", Name: "Indexing overhead on capture throughput",
-		Bgcmd:    ref{"artifacts", "BenchmarkCapture", "MB/s"},
-		Baseline: &ref{"artifacts", "BenchmarkCaptureBaselineFile", "MB/s"},
+		Bgcmd:    ref{"artifacts", "BenchmarkCaptureIndexing", "MB/s"},
+		Baseline: &ref{"artifacts", "BenchmarkCaptureIndexing", "plain-MB/s"},
 		Ratio:    ratioShare, Aim: "overhead under 15% (≥ 85% of the plain file write, with the same writeback and final fsync)",
 		Checks: []check{{"ratio", ">=", 0.85}}},
 
