@@ -148,8 +148,11 @@ func cpuPerGiB(d time.Duration) float64 { return d.Seconds() / (float64(captureS
 
 // captureSamples is how many samples the capture benchmarks make: more
 // than minSamples, as a sample on this kind of shared machine now and then
-// costs half as much again, on either side, for reasons outside it.
-const captureSamples = 5
+// costs up to twice as much, on either side, for reasons outside it (the
+// fresh page cache a 1 GiB file needs is the likeliest). With five, the
+// two sides' medians fell in different modes often enough to turn a
+// figure's ratio from 0.86 to 2.26 between two runs of the same code.
+const captureSamples = 9
 
 // idleSupervisorPeak is the peak RSS of a detached supervisor whose job
 // writes nothing: a job that waits for a file this process creates once
