@@ -328,14 +328,7 @@ func BenchmarkCaptureBaselineFile(b *testing.B) {
 	cpu := startCPU(b)
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
-		n, err := f.Write(captureChunk)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if written += n; written%writebackEvery < n {
-			startWriteback(f, int64(written-written%writebackEvery-writebackEvery), writebackEvery)
-		}
-		if written >= rotateEvery {
+		if written = writePlain(b, f, written); written >= rotateEvery {
 			syncClose(b, f)
 			b.StopTimer()
 			_ = os.Remove(f.Name())
@@ -401,13 +394,7 @@ func BenchmarkCaptureIndexing(b *testing.B) {
 					b.Fatal(err)
 				}
 				for written := 0; written < indexingSize; {
-					n, err := f.Write(captureChunk)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if written += n; written%writebackEvery < n {
-						startWriteback(f, int64(written-written%writebackEvery-writebackEvery), writebackEvery)
-					}
+					written = writePlain(b, f, written)
 				}
 				syncClose(b, f)
 			})
@@ -418,6 +405,20 @@ func BenchmarkCaptureIndexing(b *testing.B) {
 		ways[(i+1)%2]()
 	}
 	s.Report(b)
+}
+
+// writePlain writes captureChunk to f, which holds written bytes, and
+// starts the writeback of the writebackEvery bytes it completes, as
+// Capture's digester does; it returns the bytes f then holds.
+func writePlain(b *testing.B, f *os.File, written int) int {
+	n, err := f.Write(captureChunk)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if written += n; written%writebackEvery < n {
+		startWriteback(f, int64(written-written%writebackEvery-writebackEvery), writebackEvery)
+	}
+	return written
 }
 
 // syncClose fsyncs and closes f, as Capture.Close does its log.

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/bgcmd/bgcmd"
-	"github.com/bgcmd/bgcmd/internal/benchkit"
 	"github.com/bgcmd/bgcmd/runner"
 )
 
@@ -104,13 +103,5 @@ func BenchmarkDetachedStart(b *testing.B) {
 		e.await(id)
 	}
 }
-
-// samples, sampleCount and minSamples are benchkit's, named as the
-// runner's benchmarks use them.
-type samples = benchkit.Samples
-
-func sampleCount(b *testing.B) int { return benchkit.SampleCount(b) }
-
-const minSamples = benchkit.MinSamples
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bgcmd/bgcmd"
+	"github.com/bgcmd/bgcmd/internal/benchkit"
 	"github.com/bgcmd/bgcmd/runner"
 )
 
@@ -84,7 +85,7 @@ func benchCapture(b *testing.B, large bool) {
 	floorDir := b.TempDir()
 	floorBin := buildCaptureFloor(b)
 	exits := watchSupervisorExits(b)
-	var s samples
+	var s benchkit.Samples
 	for i := range max(b.N, captureSamples) {
 		var bgcmdSum, floorSum string // the same bytes: the same hash
 		ways := []func(){
@@ -147,7 +148,7 @@ func captureDetached(b *testing.B, e *env, exits *supervisorExits, argv []string
 func cpuPerGiB(d time.Duration) float64 { return d.Seconds() / (float64(captureSize()) / (1 << 30)) }
 
 // captureSamples is how many samples the capture benchmarks make: more
-// than minSamples, as a sample on this kind of shared machine now and then
+// than benchkit.MinSamples, as a sample on this kind of shared machine now and then
 // costs up to twice as much, on either side, for reasons outside it (the
 // fresh page cache a 1 GiB file needs is the likeliest). With five, the
 // two sides' medians fell in different modes often enough to turn a

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bgcmd/bgcmd/artifacts"
+	"github.com/bgcmd/bgcmd/internal/benchkit"
 	"github.com/bgcmd/bgcmd/internal/jobstore"
 	"github.com/bgcmd/bgcmd/runner"
 )
@@ -28,8 +29,8 @@ import (
 func BenchmarkPrune(b *testing.B) {
 	const jobs = 100_000
 	ctx := context.Background()
-	var s samples
-	for i := range sampleCount(b) {
+	var s benchkit.Samples
+	for i := range benchkit.SampleCount(b) {
 		ways := []func(){
 			func() {
 				home := b.TempDir()

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bgcmd/bgcmd"
+	"github.com/bgcmd/bgcmd/internal/benchkit"
 )
 
 // BenchmarkReconcile1000Orphans: reconcile of 1,000 jobs whose supervisor
@@ -23,8 +24,8 @@ import (
 func BenchmarkReconcile1000Orphans(b *testing.B) {
 	const jobs = 1000
 	ctx := context.Background()
-	var s samples
-	for i := range sampleCount(b) {
+	var s benchkit.Samples
+	for i := range benchkit.SampleCount(b) {
 		ways := []func(){
 			func() {
 				e := benchEnv(b, false)
