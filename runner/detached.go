@@ -202,6 +202,10 @@ func (r *Runner) startDetached(ctx context.Context, job *bgcmd.Job, p *supProc, 
 		return r.readBack(ctx, job.ID, r.failUnrecorded(ctx, job, err))
 	}
 	defer p.conn.Close()
+	// While the supervisor starts the child: the row's write then only
+	// runs its statements (a fresh process would compile them holding the
+	// store's write lock). A failure is the write's to report.
+	_ = r.store.Prepare(ctx, jobstore.CreateWrites)
 	started, err := r.awaitStartup(ctx, job, rr, err, func(err error) error { return r.failUnrecorded(ctx, job, err) })
 	// The next spare starts once this job runs, not while it is starting.
 	r.refillSpare()
@@ -536,7 +540,10 @@ func Supervise(ctx context.Context) error {
 	}
 	// Open the store while the job is on its way (a spare waits for its
 	// job with it open), and go on reading: a job whose row names this
-	// supervisor starts while the store is still opening.
+	// supervisor starts while the store is still opening. Once open, the
+	// settle's statements are prepared while the job runs, so the settle's
+	// transaction, which every other writer of the store waits for, only
+	// runs them; a failure there is the settle's to report.
 	opening := make(chan error, 1)
 	var st *jobstore.Store
 	go func() {
@@ -545,6 +552,9 @@ func Supervise(ctx context.Context) error {
 			Host: om.Host, HostID: om.HostID, ShareArtifacts: om.ShareArtifacts,
 			OneConnection: true}) // one job: a second connection would parse the schema again
 		opening <- err
+		if err == nil {
+			_ = st.Prepare(ctx, jobstore.SettleWrites)
+		}
 	}()
 	var openErr error
 	opened := false

@@ -224,10 +224,20 @@ func appendCanonicalString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
+// The statements that append an event to the chain (chainEvent): read the
+// head, read the event back, link it, move the head.
+const (
+	chainHeadSQL   = `SELECT seq, hash FROM chain_head WHERE id = 1`
+	chainEventSQL  = eventSelect + ` WHERE e.seq = ?`
+	linkEventSQL   = `UPDATE job_events SET chain_seq = ?, prev_hash = ?, hash = ? WHERE seq = ?`
+	advanceHeadSQL = `UPDATE chain_head SET seq = ?, hash = ? WHERE id = 1 AND seq = ? AND hash = ?`
+)
+
 // chainHead reads the head inside the caller's transaction.
+
 func chainHead(ctx context.Context, q querier) (ChainHead, error) {
 	var h ChainHead
-	if err := q.QueryRowContext(ctx, `SELECT seq, hash FROM chain_head WHERE id = 1`).Scan(&h.Seq, &h.Hash); err != nil {
+	if err := q.QueryRowContext(ctx, chainHeadSQL).Scan(&h.Seq, &h.Hash); err != nil {
 		return h, fmt.Errorf("read chain head: %w", err)
 	}
 	return h, nil
@@ -236,8 +246,7 @@ func chainHead(ctx context.Context, q querier) (ChainHead, error) {
 // advanceHead moves the head from old to next: a compare-and-set, so two
 // writers can never both extend the same head.
 func advanceHead(ctx context.Context, q querier, old, next ChainHead) error {
-	res, err := q.ExecContext(ctx, `UPDATE chain_head SET seq = ?, hash = ? WHERE id = 1 AND seq = ? AND hash = ?`,
-		next.Seq, next.Hash, old.Seq, old.Hash)
+	res, err := q.ExecContext(ctx, advanceHeadSQL, next.Seq, next.Hash, old.Seq, old.Hash)
 	if err != nil {
 		return fmt.Errorf("advance chain head: %w", err)
 	}
@@ -257,13 +266,12 @@ func chainEvent(ctx context.Context, q querier, eventSeq int64) error {
 		return err
 	}
 	var e eventScan
-	if err := q.QueryRowContext(ctx, eventSelect+` WHERE e.seq = ?`, eventSeq).Scan(e.dest()...); err != nil {
+	if err := q.QueryRowContext(ctx, chainEventSQL, eventSeq).Scan(e.dest()...); err != nil {
 		return fmt.Errorf("chain event %d: %w", eventSeq, err)
 	}
 	next := ChainHead{Seq: head.Seq + 1}
 	next.Hash = HashCanonical(e.canonical(next.Seq, head.Hash))
-	if _, err := q.ExecContext(ctx, `UPDATE job_events SET chain_seq = ?, prev_hash = ?, hash = ? WHERE seq = ?`,
-		next.Seq, head.Hash, next.Hash, eventSeq); err != nil {
+	if _, err := q.ExecContext(ctx, linkEventSQL, next.Seq, head.Hash, next.Hash, eventSeq); err != nil {
 		return fmt.Errorf("chain event %d: %w", eventSeq, err)
 	}
 	return advanceHead(ctx, q, head, next)

@@ -78,12 +78,7 @@ func (s *Store) create(ctx context.Context, j *bgcmd.Job, state bgcmd.State, lim
 				return err
 			}
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO jobs (id, session, host, host_id, argv, exe,
-			cwd, env_replaced, env_names, timeout_ms, kill_grace_ms, max_output_bytes,
-			labels, state, supervisor_pid, supervisor_start, boot_id, detached, created_at,
-			queue_group, after_ids, session_max, group_max, rerun_of, priority, exe_sha256,
-			memory_max_bytes, pids_max, pid, pgid, pid_start, started_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, ?, ?, ?, ?, ?)`,
+		_, err := tx.ExecContext(ctx, insertJobSQL,
 			j.ID, j.Session, j.Host, j.HostID, mustJSON(j.Argv), j.Exe, j.Cwd, j.EnvReplaced,
 			mustJSON(envNames), j.Timeout.Milliseconds(), j.KillGrace.Milliseconds(),
 			j.MaxOutputBytes, mustJSON(labels), j.State, j.SupervisorPID,
@@ -100,6 +95,14 @@ func (s *Store) create(ctx context.Context, j *bgcmd.Job, state bgcmd.State, lim
 	}
 	return nil
 }
+
+// insertJobSQL writes a job's row (create).
+const insertJobSQL = `INSERT INTO jobs (id, session, host, host_id, argv, exe,
+	cwd, env_replaced, env_names, timeout_ms, kill_grace_ms, max_output_bytes,
+	labels, state, supervisor_pid, supervisor_start, boot_id, detached, created_at,
+	queue_group, after_ids, session_max, group_max, rerun_of, priority, exe_sha256,
+	memory_max_bytes, pids_max, pid, pgid, pid_start, started_at)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, ?, ?, ?, ?, ?)`
 
 // Get returns the job with id, or an error wrapping bgcmd.ErrNotFound.
 func (s *Store) Get(ctx context.Context, id string) (*Record, error) {
@@ -272,6 +275,10 @@ func expectOne(ctx context.Context, tx *sqlx.Tx, res interface{ RowsAffected() (
 	return fmt.Errorf("job %s is %s, not %s: %w", id, state, want, bgcmd.ErrInvalidTransition)
 }
 
+// insertEventSQL writes a transition's event row (appendEvent).
+const insertEventSQL = `INSERT INTO job_events (job_id, from_state, to_state, at, detail)
+	VALUES (?, ?, ?, ?, ?) RETURNING seq`
+
 func appendEvent(ctx context.Context, tx *sqlx.Tx, id string, from, to bgcmd.State, at time.Time, detail map[string]any) error {
 	var fromVal any
 	if from != "" {
@@ -286,8 +293,7 @@ func appendEvent(ctx context.Context, tx *sqlx.Tx, id string, from, to bgcmd.Sta
 		d = string(b)
 	}
 	var seq int64
-	err := tx.GetContext(ctx, &seq, `INSERT INTO job_events (job_id, from_state, to_state, at, detail)
-		VALUES (?, ?, ?, ?, ?) RETURNING seq`, id, fromVal, string(to), fmtTime(at), d)
+	err := tx.GetContext(ctx, &seq, insertEventSQL, id, fromVal, string(to), fmtTime(at), d)
 	if err != nil {
 		return err
 	}

@@ -95,6 +95,13 @@ func (s *Store) SettleMany(ctx context.Context, ps []SettleParams) (errs []error
 	return errs, nil
 }
 
+// settleJobSQL is a running job's terminal transition, a compare-and-set
+// on its state (and, when given, its supervisor), returning the row.
+const settleJobSQL = `UPDATE jobs SET state = ?, exit_code = ?, signal = ?,
+	error = ?, finished_at = ?, cpu_user_ms = ?, cpu_system_ms = ?, max_rss_kib = ?
+	WHERE id = ? AND state = 'running'
+	AND (? = 0 OR supervisor_pid = ?) RETURNING ` + jobColumns
+
 func settleTx(ctx context.Context, tx *sqlx.Tx, p SettleParams) (*Record, error) {
 	var exit any
 	if p.ExitCode != nil {
@@ -105,10 +112,7 @@ func settleTx(ctx context.Context, tx *sqlx.Tx, p SettleParams) (*Record, error)
 		cpuUser, cpuSystem, maxRSS = u.CPUUserMS, u.CPUSystemMS, u.MaxRSSKiB
 	}
 	var row jobRow
-	err := tx.GetContext(ctx, &row, `UPDATE jobs SET state = ?, exit_code = ?, signal = ?,
-		error = ?, finished_at = ?, cpu_user_ms = ?, cpu_system_ms = ?, max_rss_kib = ?
-		WHERE id = ? AND state = 'running'
-		AND (? = 0 OR supervisor_pid = ?) RETURNING `+jobColumns,
+	err := tx.GetContext(ctx, &row, settleJobSQL,
 		string(p.To), exit, p.Signal, p.Error, fmtTime(p.FinishedAt), cpuUser, cpuSystem, maxRSS, p.ID,
 		p.ExpectSupervisorPID, p.ExpectSupervisorPID)
 	if err != nil {
@@ -144,9 +148,12 @@ func settleTx(ctx context.Context, tx *sqlx.Tx, p SettleParams) (*Record, error)
 	return row.record()
 }
 
+// insertArtifactSQL writes a banked stream's artifact row.
+const insertArtifactSQL = `INSERT INTO artifacts (id, job_id, stream, sha256, bytes,
+	chars, lines, capped, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
 func insertArtifact(ctx context.Context, tx *sqlx.Tx, a *bgcmd.Artifact) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO artifacts (id, job_id, stream, sha256, bytes,
-		chars, lines, capped, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := tx.ExecContext(ctx, insertArtifactSQL,
 		a.ID, a.JobID, string(a.Stream), a.SHA256, a.Bytes, a.Chars, a.Lines, a.Capped,
 		fmtTime(a.CreatedAt))
 	if err != nil {

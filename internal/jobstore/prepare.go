@@ -1,0 +1,74 @@
+package jobstore
+
+import (
+	"context"
+	"fmt"
+)
+
+// Writes names write transactions whose statements Prepare readies.
+type Writes uint8
+
+const (
+	// CreateWrites is Create: the job's row, its first event and that
+	// event's link in the chain.
+	CreateWrites Writes = 1 << iota
+	// SettleWrites is Settle: the terminal transition, the artifacts, the
+	// event and its link in the chain.
+	SettleWrites
+)
+
+// statements are the texts each write runs in its transaction, as the
+// code that runs them spells them (the cache is keyed by the text).
+func (w Writes) statements() []string {
+	chain := []string{insertEventSQL, chainHeadSQL, chainEventSQL, linkEventSQL, advanceHeadSQL}
+	var qs []string
+	if w&CreateWrites != 0 {
+		qs = append(qs, insertJobSQL)
+	}
+	if w&SettleWrites != 0 {
+		qs = append(qs, settleJobSQL, insertArtifactSQL)
+	}
+	if w != 0 {
+		qs = append(qs, chain...)
+	}
+	return qs
+}
+
+// Prepare readies the statements of the writes w on the writer's
+// connection, outside any transaction, so that those transactions later
+// only run them.
+//
+// A process's first write otherwise compiles each of its statements inside
+// the transaction, the programs of the jobs table's triggers included, and
+// holds the store's write lock meanwhile: every other process sharing the
+// file waits on that lock, and SQLite's busy handler sleeps 1, 2, 5 ms and
+// more between tries. A process that knows which write comes next calls
+// Prepare while it waits for something else: a detached supervisor while
+// its job runs (or while it waits for a job, as a spare), the CLI while
+// its supervisor starts.
+//
+// On PostgreSQL and on a read-only store it does nothing. A statement that
+// does not prepare (a store migrated by a newer bgcmd, say) is an error,
+// and the write that runs it fails the same way.
+func (s *Store) Prepare(ctx context.Context, w Writes) error {
+	if s.d.postgres || s.readOnly {
+		return nil
+	}
+	conn, err := s.w.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("prepare writes: %w", err)
+	}
+	defer conn.Close()
+	return conn.Raw(func(dc any) error {
+		sc, ok := dc.(*stmtConn)
+		if !ok {
+			return nil
+		}
+		for _, q := range w.statements() {
+			if _, err := sc.stmt(ctx, q); err != nil {
+				return fmt.Errorf("prepare writes: %w", err)
+			}
+		}
+		return nil
+	})
+}

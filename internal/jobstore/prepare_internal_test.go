@@ -1,0 +1,109 @@
+package jobstore
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bgcmd/bgcmd"
+	"github.com/bgcmd/bgcmd/artifacts"
+)
+
+// cachedStatements lists the statements the writer's connection keeps
+// prepared.
+func cachedStatements(t *testing.T, s *Store) []string {
+	t.Helper()
+	conn, err := s.w.Conn(context.Background())
+	require.NoError(t, err)
+	defer conn.Close()
+	var qs []string
+	require.NoError(t, conn.Raw(func(dc any) error {
+		for q := range dc.(*stmtConn).stmts {
+			qs = append(qs, q)
+		}
+		return nil
+	}))
+	slices.Sort(qs)
+	return qs
+}
+
+// createAndSettle runs the writes Prepare readies: a job's create, then
+// its settle with both streams banked.
+func createAndSettle(t *testing.T, s *Store) {
+	t.Helper()
+	ctx := context.Background()
+	j := &bgcmd.Job{Session: "a", Argv: []string{"/bin/true"}, Exe: "/bin/true", Cwd: "/",
+		Timeout: time.Minute, KillGrace: time.Second, MaxOutputBytes: 1 << 20}
+	require.NoError(t, s.Create(ctx, j))
+	code := 0
+	_, err := s.Settle(ctx, SettleParams{ID: j.ID, To: bgcmd.StateExited, ExitCode: &code,
+		Artifacts: []bgcmd.Artifact{
+			{Stream: bgcmd.Stdout, SHA256: artifacts.EmptySHA256},
+			{Stream: bgcmd.Stderr, SHA256: artifacts.EmptySHA256}}})
+	require.NoError(t, err)
+}
+
+// Prepare readies exactly the statements that Create and Settle run: on a
+// store that did not call it those writes prepare each of them in their
+// transaction (the list is complete and has nothing extra), and after it
+// they prepare none.
+func TestPrepareReadiesEveryStatementOfCreateAndSettle(t *testing.T) {
+	for _, one := range []bool{false, true} {
+		t.Run(map[bool]string{false: "pool", true: "one connection"}[one], func(t *testing.T) {
+			ctx := context.Background()
+			open := func() *Store {
+				s, err := Open(ctx, Options{Path: filepath.Join(t.TempDir(), "bgcmd.db"), OneConnection: one})
+				require.NoError(t, err)
+				t.Cleanup(func() { s.Close() })
+				return s
+			}
+
+			cold := open()
+			before := cachedStatements(t, cold)
+			createAndSettle(t, cold)
+			added := slices.DeleteFunc(cachedStatements(t, cold), func(q string) bool { return slices.Contains(before, q) })
+			want := slices.Clone((CreateWrites | SettleWrites).statements())
+			slices.Sort(want)
+			require.Equal(t, want, added, "the statements a cold Create and Settle prepare in their transactions")
+
+			warm := open()
+			require.NoError(t, warm.Prepare(ctx, CreateWrites|SettleWrites))
+			prepared := cachedStatements(t, warm)
+			createAndSettle(t, warm)
+			require.Equal(t, prepared, cachedStatements(t, warm), "a Create and Settle after Prepare prepare nothing")
+		})
+	}
+}
+
+// Each kind of write readies its own statements and the chain's, and no
+// kind readies nothing.
+func TestPrepareWritesAreTheirOwn(t *testing.T) {
+	create, settle := CreateWrites.statements(), SettleWrites.statements()
+	require.Contains(t, create, insertJobSQL)
+	require.NotContains(t, create, settleJobSQL)
+	require.Contains(t, settle, settleJobSQL)
+	require.Contains(t, settle, insertArtifactSQL)
+	require.NotContains(t, settle, insertJobSQL)
+	for _, q := range []string{insertEventSQL, chainHeadSQL, chainEventSQL, linkEventSQL, advanceHeadSQL} {
+		require.Contains(t, create, q)
+		require.Contains(t, settle, q)
+	}
+	require.Empty(t, Writes(0).statements())
+}
+
+// Prepare on a read-only store does nothing and says nothing wrong.
+func TestPrepareOnAReadOnlyStoreIsANoOp(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "bgcmd.db")
+	s, err := Open(ctx, Options{Path: path})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	ro, err := Open(ctx, Options{Path: path, ReadOnly: true})
+	require.NoError(t, err)
+	defer ro.Close()
+	require.NoError(t, ro.Prepare(ctx, CreateWrites|SettleWrites))
+}
