@@ -122,15 +122,14 @@ func (f *eventFeed) rewatch() {
 	}
 }
 
-// poll returns the next page of events and advances the resume point.
+// poll returns the next page of events and advances the resume point,
+// past the events that did not match too.
 func (f *eventFeed) poll(ctx context.Context) ([]jobstore.FeedEvent, error) {
-	evs, err := f.st.EventsAfter(ctx, f.p)
+	evs, next, err := f.st.EventsPage(ctx, f.p)
 	if err != nil {
 		return nil, err
 	}
-	if n := len(evs); n > 0 {
-		f.p.After = evs[n-1].Seq
-	}
+	f.p.After = next
 	return evs, nil
 }
 

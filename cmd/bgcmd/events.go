@@ -79,7 +79,7 @@ func (g *globals) printEvents(ctx context.Context, out io.Writer, a *app, p jobs
 	}
 	p.Limit = jobstore.MaxEventsLimit
 	for {
-		evs, err := a.store.EventsAfter(ctx, p)
+		evs, next, err := a.store.EventsPage(ctx, p)
 		if err != nil {
 			return err
 		}
@@ -88,11 +88,11 @@ func (g *globals) printEvents(ctx context.Context, out io.Writer, a *app, p jobs
 				From: e.From, To: e.To, Time: e.At, ExitCode: e.ExitCode, Signal: e.Signal}); err != nil {
 				return err
 			}
-			p.After = e.Seq
 		}
 		if len(evs) < p.Limit {
 			return nil
 		}
+		p.After = next
 	}
 }
 

@@ -38,6 +38,9 @@ func TestMain(m *testing.M) {
 	if millionDir != "" {
 		os.RemoveAll(millionDir)
 	}
+	if bigSessionPath != "" {
+		os.RemoveAll(filepath.Dir(bigSessionPath))
+	}
 	jobstore.RemoveChainBenchStore()
 	dropMillionPostgres()
 	os.Exit(code)

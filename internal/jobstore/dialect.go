@@ -36,6 +36,18 @@ func (d dialect) name() string {
 // from jobs.
 func (d dialect) hasRollup() bool { return !d.postgres }
 
+// eventsFirstJoin joins jobs to job_events read first, in seq order: on
+// SQLite a CROSS JOIN, which keeps the tables in the order written (the
+// planner, without statistics, would start from an index of jobs, such as
+// the session's, and read every job of it); PostgreSQL's planner weighs
+// the seq range with its statistics.
+func (d dialect) eventsFirstJoin() string {
+	if d.postgres {
+		return "JOIN"
+	}
+	return "CROSS JOIN"
+}
+
 // writerLockKey is the PostgreSQL advisory lock every write transaction
 // takes first ("bgcmd" in ASCII): see lockWriter.
 const writerLockKey int64 = 0x6267636d64
