@@ -2,8 +2,6 @@ package jobstore_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 
@@ -28,15 +26,10 @@ var (
 // day. Like a real store, it has no planner statistics (no ANALYZE).
 func bigSessionStore(b *testing.B) string {
 	bigSessionOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "bgcmd-bench-events-")
-		require.NoError(b, err)
-		bigSessionPath = filepath.Join(dir, "bgcmd.db")
-		s, err := jobstore.Open(context.Background(), jobstore.Options{Path: bigSessionPath, Host: "test-host"})
-		require.NoError(b, err)
-		s.Close()
+		bigSessionPath = seededStore(b, "bgcmd-bench-events-")
 		db := openRaw(b, bigSessionPath)
 		defer db.Close()
-		_, err = db.Exec(`WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ? - 1)
+		_, err := db.Exec(`WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ? - 1)
 			INSERT INTO jobs (id, session, host, argv, exe, cwd, timeout_ms, kill_grace_ms,
 				max_output_bytes, state, exit_code, created_at, finished_at)
 			SELECT printf('%08x-0000-7000-8000-%012d', i / 1000, i), 's', 'test-host',

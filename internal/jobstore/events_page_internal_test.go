@@ -46,21 +46,12 @@ func TestEventsPageLeavesAnEventCommittedMeanwhileToTheNext(t *testing.T) {
 	require.Equal(t, late.ID, evs[0].JobID)
 }
 
-// explain returns SQLite's plan of q, one detail per line.
+// explain returns SQLite's plan of q on s, one detail per line.
 func explain(t *testing.T, s *Store, q string, args ...any) string {
 	t.Helper()
-	rows, err := s.r.Query(`EXPLAIN QUERY PLAN `+q, args...)
+	plan, err := QueryPlan(s.r.DB, q, args...)
 	require.NoError(t, err)
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		require.NoError(t, rows.Scan(&id, &parent, &unused, &detail))
-		plan = append(plan, detail)
-	}
-	require.NoError(t, rows.Err())
-	return strings.Join(plan, "\n")
+	return plan
 }
 
 // A feed's poll reads the new events by seq and looks each one's job up:

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 
@@ -29,15 +28,10 @@ var (
 // sessions: mostly exited and seen, some failed, a few running or unread.
 func millionJobs(b *testing.B) string {
 	millionOnce.Do(func() {
-		var err error
-		millionDir, err = os.MkdirTemp("", "bgcmd-bench-")
-		require.NoError(b, err)
-		millionPath = filepath.Join(millionDir, "bgcmd.db")
-		s, err := jobstore.Open(context.Background(), jobstore.Options{Path: millionPath, Host: "test-host"})
-		require.NoError(b, err)
-		s.Close()
+		millionPath = seededStore(b, "bgcmd-bench-")
+		millionDir = filepath.Dir(millionPath)
 		db := openRaw(b, millionPath)
-		_, err = db.Exec(`WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 999999)
+		_, err := db.Exec(`WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 999999)
 			INSERT INTO jobs (id, session, host, argv, exe, cwd, timeout_ms, kill_grace_ms,
 				max_output_bytes, state, exit_code, created_at, finished_at, seen_at)
 			SELECT printf('%08x-0000-7000-8000-%012d', i / 1000, i), 's' || (i % 10), 'test-host',
@@ -52,6 +46,19 @@ func millionJobs(b *testing.B) string {
 		require.NoError(b, err)
 	})
 	return millionPath
+}
+
+// seededStore makes a store, migrated, in a new temporary directory named
+// after prefix (the caller removes it), and returns its path, for a
+// benchmark to fill with rows by SQL.
+func seededStore(b *testing.B, prefix string) string {
+	dir, err := os.MkdirTemp("", prefix)
+	require.NoError(b, err)
+	path := filepath.Join(dir, "bgcmd.db")
+	s, err := jobstore.Open(context.Background(), jobstore.Options{Path: path, Host: "test-host"})
+	require.NoError(b, err)
+	require.NoError(b, s.Close())
+	return path
 }
 
 // BenchmarkList50FailedAtMillion: the 50 newest failed (timeout) jobs of one
@@ -148,18 +155,8 @@ func BenchmarkCountersFullScanBaseline(b *testing.B) {
 // index at all.
 func requireFullScan(b *testing.B, db *sql.DB, q string, args ...any) {
 	b.Helper()
-	rows, err := db.Query(`EXPLAIN QUERY PLAN `+q, args...)
+	all, err := jobstore.QueryPlan(db, q, args...)
 	require.NoError(b, err)
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		require.NoError(b, rows.Scan(&id, &parent, &unused, &detail))
-		plan = append(plan, detail)
-	}
-	require.NoError(b, rows.Err())
-	all := strings.Join(plan, "; ")
 	require.Contains(b, all, "SCAN jobs", all)
 	require.NotContains(b, all, "INDEX", all)
 }
