@@ -234,7 +234,6 @@ const (
 )
 
 // chainHead reads the head inside the caller's transaction.
-
 func chainHead(ctx context.Context, q querier) (ChainHead, error) {
 	var h ChainHead
 	if err := q.QueryRowContext(ctx, chainHeadSQL).Scan(&h.Seq, &h.Hash); err != nil {

@@ -35,11 +35,10 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	code := m.Run()
-	if millionDir != "" {
-		os.RemoveAll(millionDir)
-	}
-	if bigSessionPath != "" {
-		os.RemoveAll(filepath.Dir(bigSessionPath))
+	for _, seeded := range []string{millionPath, bigSessionPath} { // seededStore's directories
+		if seeded != "" {
+			os.RemoveAll(filepath.Dir(seeded))
+		}
 	}
 	jobstore.RemoveChainBenchStore()
 	dropMillionPostgres()

@@ -20,8 +20,9 @@ import (
 
 var (
 	millionOnce sync.Once
+	// millionPath is the store's file, in a directory of its own (see
+	// seededStore) that TestMain removes.
 	millionPath string
-	millionDir  string
 )
 
 // millionJobs builds (once per process) a store with 1,000,000 jobs over 10
@@ -29,7 +30,6 @@ var (
 func millionJobs(b *testing.B) string {
 	millionOnce.Do(func() {
 		millionPath = seededStore(b, "bgcmd-bench-")
-		millionDir = filepath.Dir(millionPath)
 		db := openRaw(b, millionPath)
 		_, err := db.Exec(`WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 999999)
 			INSERT INTO jobs (id, session, host, argv, exe, cwd, timeout_ms, kill_grace_ms,
