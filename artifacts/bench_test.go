@@ -401,8 +401,7 @@ func BenchmarkCaptureIndexing(b *testing.B) {
 		},
 	}
 	for i := range max(b.N, indexingSamples) {
-		ways[i%2]()
-		ways[(i+1)%2]()
+		benchkit.InTurn(i, ways...)
 	}
 	s.Report(b)
 }

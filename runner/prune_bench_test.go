@@ -61,8 +61,7 @@ func BenchmarkPrune(b *testing.B) {
 				s.Add("floor-jobs/s", jobs/pruneFloor(b, path, seeded).Seconds())
 			},
 		}
-		ways[i%2]()
-		ways[(i+1)%2]()
+		benchkit.InTurn(i, ways...)
 	}
 	s.Report(b)
 }

@@ -52,8 +52,7 @@ func BenchmarkReconcile1000Orphans(b *testing.B) {
 				s.Add("floor-ms/1000-orphans", ms(took)*1000/jobs)
 			},
 		}
-		ways[i%2]()
-		ways[(i+1)%2]()
+		benchkit.InTurn(i, ways...)
 	}
 	s.Report(b)
 }

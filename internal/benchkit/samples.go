@@ -62,3 +62,12 @@ func median(v []float64) float64 {
 	}
 	return (v[n/2-1] + v[n/2]) / 2
 }
+
+// InTurn runs each of ways once, sample i starting with ways[i%len(ways)]
+// and going round: over the samples each way goes first as often as the
+// others, so neither side always meets a disk or a cache the other left.
+func InTurn(i int, ways ...func()) {
+	for k := range ways {
+		ways[(i+k)%len(ways)]()
+	}
+}

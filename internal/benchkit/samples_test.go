@@ -26,3 +26,12 @@ func TestSamplesReportEachMetricsMedianAndRange(t *testing.T) {
 		"samples": 4,
 	}, res.Extra, "an even number of samples has the mean of the middle two as its median")
 }
+
+func TestInTurnStartsEachSampleWithTheNextWay(t *testing.T) {
+	var order []string
+	ways := []func(){func() { order = append(order, "a") }, func() { order = append(order, "b") }, func() { order = append(order, "c") }}
+	for i := range 4 {
+		benchkit.InTurn(i, ways...)
+	}
+	require.Equal(t, []string{"a", "b", "c", "b", "c", "a", "c", "a", "b", "a", "b", "c"}, order)
+}
