@@ -12,17 +12,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/bgcmd/bgcmd"
-	"github.com/bgcmd/bgcmd/artifacts"
 	"github.com/bgcmd/bgcmd/internal/jobstore"
 )
 
@@ -69,6 +65,11 @@ type spec struct {
 	// child that could not be started is reported ("start_failed: …")
 	// for the host to record.
 	Unrecorded bool `json:"unrecorded,omitempty"`
+	// Return, with Unrecorded, asks the supervisor back once the job has
+	// settled: the host keeps the hand-over socket open, and the
+	// supervisor says spareAgain on it when it is free for another job
+	// (see Supervise).
+	Return bool `json:"return,omitempty"`
 }
 
 // specJob is a job as it travels in the spec: the fields the row keeps
@@ -161,8 +162,16 @@ func (r *Runner) handOver(ctx context.Context, job *bgcmd.Job, p *supProc, logf 
 // the error of the hand-over, if any.
 func (r *Runner) sendSpec(p *supProc, logf, cwd *os.File, specFor func(*supProc) *spec) (*supProc, *reportReader, error) {
 	send := func(p *supProc) (*reportReader, error) {
-		rr := newReportReader(p.status)
-		return rr, sendLine(p.conn, specFor(p), cwd, logf)
+		if !p.reused {
+			return newReportReader(p.status), sendLine(p.conn, specFor(p), cwd, logf)
+		}
+		statusR, statusW, err := os.Pipe()
+		if err != nil {
+			return nil, err
+		}
+		p.status = statusR
+		defer statusW.Close() // the supervisor holds the only other copy
+		return newReportReader(statusR), sendLine(p.conn, specFor(p), cwd, logf, statusW)
 	}
 	rr, err := send(p)
 	if p.spare && (err != nil || !rr.tookJob()) {
@@ -191,17 +200,27 @@ func (r *Runner) sendSpec(p *supProc, logf, cwd *os.File, specFor func(*supProc)
 func (r *Runner) startDetached(ctx context.Context, job *bgcmd.Job, p *supProc, logf *os.File, env []string, cwd *os.File) (*bgcmd.Job, error) {
 	defer logf.Close()
 	job.CreatedAt = r.now().UTC() // the start began now, before the child's
+	// Ask the supervisor back once the job has settled, when there is room.
+	back := r.reserveReturn()
 	// The job names the supervisor that takes it.
 	specFor := func(p *supProc) *spec {
 		job.SupervisorPID, job.SupervisorStart = p.pid, p.start
 		return &spec{Home: r.home, DBPath: r.store.Path(), JobID: job.ID, Env: env,
-			HostPID: p.pid, HostStart: p.start, Cgroup: r.cgroupRoot(), Job: newSpecJob(job), Unrecorded: true}
+			HostPID: p.pid, HostStart: p.start, Cgroup: r.cgroupRoot(), Job: newSpecJob(job), Unrecorded: true,
+			Return: back}
 	}
 	p, rr, err := r.sendSpec(p, logf, cwd, specFor)
 	if p == nil {
+		r.releaseReturn(back, nil)
 		return r.readBack(ctx, job.ID, r.failUnrecorded(ctx, job, err))
 	}
-	defer p.conn.Close()
+	returning := false
+	defer func() {
+		if !returning {
+			p.conn.Close()
+			r.releaseReturn(back, nil)
+		}
+	}()
 	// While the supervisor starts the child: the row's write then only
 	// runs its statements (a fresh process would compile them holding the
 	// store's write lock). A failure is the write's to report.
@@ -232,7 +251,10 @@ func (r *Runner) startDetached(ctx context.Context, job *bgcmd.Job, p *supProc, 
 	}
 	// A supervisor that died since is named by the row with its child:
 	// reconcile settles the job as for any supervisor that died.
-	_, _ = p.conn.Write([]byte{ackRecorded})
+	if _, err := p.conn.Write([]byte{ackRecorded}); err == nil && back {
+		returning = true
+		r.releaseReturn(back, p)
+	}
 	return running, nil
 }
 
@@ -321,7 +343,10 @@ type supProc struct {
 	start        int64
 	conn, status *os.File
 	spare        bool // started ahead of need: it may have died waiting
-	om           openMsg
+	// reused says it served a job already: its report pipe for the next
+	// one travels with the spec (status is nil until then).
+	reused bool
+	om     openMsg
 	// exited is closed once the process has ended and been reaped.
 	exited <-chan struct{}
 }
@@ -499,202 +524,6 @@ func MaybeSupervise() {
 		os.Exit(1)
 	}
 	os.Exit(0)
-}
-
-// Supervise is the body of a detached supervisor: it reads its spec from
-// file descriptor 3, claims the job, runs the child under the shared
-// supervise loop in the open directory on descriptor 5, reports startup on
-// descriptor 4 (after the hello line, written first of all) and settles the
-// job. Before anything else it marks every descriptor from 3 up
-// close-on-exec, so the child gets none of them.
-func Supervise(ctx context.Context) error {
-	// The hello comes first: it tells the host this binary is a supervisor.
-	if _, err := unix.FcntlInt(4, unix.F_GETFD, 0); err == nil {
-		_, _ = unix.Write(4, []byte(supervisorHello+"\n"))
-	}
-	if err := closeInheritedOnExec(); err != nil {
-		return fmt.Errorf("mark inherited descriptors close-on-exec: %w", err)
-	}
-	contain := ContainSubreaper
-	if becomeSubreaper() != nil {
-		contain = ContainProcessGroup
-	}
-	catchSignals(make(chan os.Signal, 1), syscall.SIGHUP, syscall.SIGPIPE, syscall.SIGINT)
-	statusF := os.NewFile(4, "status")
-	if _, err := unix.FcntlInt(3, unix.F_GETFD, 0); err != nil || statusF == nil {
-		return errors.New("no hand-over socket: this command is started by bgcmd itself")
-	}
-	report := func(msg string) {
-		if statusF != nil {
-			fmt.Fprintln(statusF, msg)
-			statusF.Close()
-			statusF = nil
-		}
-	}
-	defer report("error: supervisor ended without a report")
-	lr := &lineReader{fd: 3}
-	defer lr.close()
-	var om openMsg
-	if err := lr.next(&om); err != nil {
-		return handoffEnded(err)
-	}
-	// Open the store while the job is on its way (a spare waits for its
-	// job with it open), and go on reading: a job whose row names this
-	// supervisor starts while the store is still opening. Once open, the
-	// settle's statements are prepared while the job runs, so the settle's
-	// transaction, which every other writer of the store waits for, only
-	// runs them; a failure there is the settle's to report.
-	opening := make(chan error, 1)
-	var st *jobstore.Store
-	go func() {
-		var err error
-		st, err = jobstore.Open(ctx, jobstore.Options{Path: om.DBPath, DSN: om.DB,
-			Host: om.Host, HostID: om.HostID, ShareArtifacts: om.ShareArtifacts,
-			OneConnection: true}) // one job: a second connection would parse the schema again
-		opening <- err
-		if err == nil {
-			_ = st.Prepare(ctx, jobstore.SettleWrites)
-		}
-	}()
-	var openErr error
-	opened := false
-	openStore := func() error {
-		if !opened {
-			openErr, opened = <-opening, true
-		}
-		return openErr
-	}
-	var sp spec
-	err := lr.next(&sp)
-	// The host's answer to a job without a row comes on the hand-over
-	// socket: it stays open until then, and is closed once.
-	closeHandoff := sync.OnceFunc(func() { unix.Close(3) })
-	defer closeHandoff()
-	if err != nil || !sp.Unrecorded {
-		closeHandoff()
-	}
-	if err != nil {
-		// No job comes (a spare whose host ended, or let it go): exit
-		// now, the store's opening abandoned as a crash would leave it.
-		report("error: read spec: " + err.Error())
-		return handoffEnded(err)
-	}
-	// Say the job is taken before doing anything with it: a host whose
-	// spare ends without this line hands the job to another supervisor.
-	if _, err := fmt.Fprintln(statusF, handoffTaken); err != nil {
-		return fmt.Errorf("report the job taken: %w", err)
-	}
-	defer func() {
-		if openStore() == nil {
-			st.Close()
-		}
-	}()
-	cwdF, logf, err := lr.take()
-	if err != nil {
-		report("error: " + err.Error())
-		return err
-	}
-	defer cwdF.Close()
-	// The log becomes this process's stdout and stderr.
-	_ = unix.Dup3(int(logf.Fd()), 1, 0)
-	_ = unix.Dup3(int(logf.Fd()), 2, 0)
-	logf.Close()
-	if sp.DBPath != om.DBPath {
-		err := fmt.Errorf("the job's store %s is not the store opened (%s)", sp.DBPath, om.DBPath)
-		report("error: " + err.Error())
-		return err
-	}
-	self := os.Getpid()
-	selfStart := processStart(self)
-	var job *bgcmd.Job
-	if sp.Unrecorded {
-		if sp.Job == nil || sp.HostPID != self || sp.HostStart != selfStart || sp.Job.ID != sp.JobID {
-			err := errors.New("the hand-over names another supervisor or job")
-			report("error: " + err.Error())
-			return err
-		}
-		job = sp.Job.job()
-	} else {
-		if err := openStore(); err != nil {
-			report("error: " + err.Error())
-			return err
-		}
-		rec, err := st.ClaimRecord(ctx, jobstore.ClaimParams{ID: sp.JobID, SupervisorPID: self,
-			SupervisorStart: selfStart, BootID: bootID(),
-			FromPID: sp.HostPID, FromStart: sp.HostStart})
-		if err != nil {
-			report("error: " + err.Error())
-			return err
-		}
-		if rec.State == bgcmd.StateQueued {
-			// Hold the job (its env and open cwd) until a dispatcher starts it.
-			report("ok")
-			var released bool
-			if rec, released = awaitDispatch(ctx, st, filepath.Join(sp.Home, "jobs", sp.JobID), sp.JobID, nil); !released {
-				os.RemoveAll(filepath.Join(sp.Home, "jobs", sp.JobID))
-				return nil
-			}
-		}
-		job = &rec.Job
-	}
-	sup := &supervisor{
-		arts: &artifacts.Store{Dir: filepath.Join(sp.Home, "artifacts")},
-		job:  job, dir: filepath.Join(sp.Home, "jobs", sp.JobID), env: sp.Env, now: time.Now,
-		started: make(chan error, 1), kick: make(chan struct{}, 1), done: make(chan struct{}),
-		cwd:         cwdF,
-		containment: contain,
-		cgroupRoot:  sp.Cgroup,
-	}
-	if sp.Unrecorded {
-		sup.hostRecords = func() error {
-			report(runningReport(sup.job))
-			answer, answered := readAnswer(3)
-			closeHandoff()
-			switch {
-			case answered && answer == ackRecorded:
-				return nil
-			case answered:
-				return errors.New("the host could not record the job")
-			}
-			// The host ended without an answer: it may have died between
-			// its write of the row and its answer. The row says which.
-			if err := openStore(); err != nil {
-				return fmt.Errorf("the host ended without an answer, and the store that would hold the job's row did not open: %w", err)
-			}
-			rec, err := st.Get(ctx, sp.JobID)
-			if err == nil && rec.State == bgcmd.StateRunning && rec.SupervisorPID == self && rec.SupervisorStart == selfStart {
-				return nil
-			}
-			return errors.New("the host ended before it recorded the job")
-		}
-	}
-	if opened {
-		sup.store = st
-	} else {
-		sup.storeReady = func() error {
-			if err := openStore(); err != nil {
-				return err
-			}
-			sup.store = st
-			return nil
-		}
-	}
-	go sup.run()
-	err = <-sup.started
-	cwdF.Close()
-	var nf notStarted
-	if errors.As(err, &nf) {
-		report("start_failed: " + nf.msg)
-	} else if err != nil {
-		report("error: " + err.Error())
-	} else if sup.running != nil {
-		report(runningReport(sup.running))
-	} else {
-		report("ok")
-	}
-	<-sup.done
-	pendingHooks.Wait() // the job's on_settle hook, bounded by its timeout
-	return nil
 }
 
 // handoffEnded is the end of a supervisor whose host closed the hand-over

@@ -27,8 +27,13 @@ import (
 //     supervisor's log file attached as SCM_RIGHTS descriptors, received
 //     close-on-exec.
 //
-// The host closes its end after the second line; an end of file before it
-// means the host is gone and the supervisor exits without doing anything.
+// The host closes its end after the second line (after its answer, for a
+// job without a row); an end of file before it means the host is gone and
+// the supervisor exits without doing anything. A host that asks for the
+// supervisor back (spec.Return) keeps its end open instead: once the job
+// has settled the supervisor writes spareAgain on it and waits for another
+// spec line, which then also carries the write end of that job's report
+// pipe (the first job's is descriptor 4).
 
 // openMsg is the first line of the hand-over.
 type openMsg struct {
@@ -45,8 +50,9 @@ type openMsg struct {
 
 // handoffFDs are the descriptors that travel with the spec line, in order.
 const (
-	handoffCwd = iota // the job's checked working directory
-	handoffLog        // the supervisor's log (its stdout and stderr)
+	handoffCwd    = iota // the job's checked working directory
+	handoffLog           // the supervisor's log (its stdout and stderr)
+	handoffStatus        // the report pipe: only for a supervisor's later jobs
 	handoffFDCount
 )
 
@@ -154,20 +160,33 @@ func (lr *lineReader) close() {
 	}
 }
 
-// take returns the descriptors of the spec line (cwd, log), checked.
-func (lr *lineReader) take() (cwd, logf *os.File, err error) {
-	if len(lr.fds) != handoffFDCount {
-		return nil, nil, errors.New("hand-over without the job's directory and log")
+// take returns the descriptors of the spec line, checked: the job's
+// directory and log, and the report pipe when one came (for a supervisor's
+// later jobs; nil otherwise).
+func (lr *lineReader) take() (cwd, logf, status *os.File, err error) {
+	if n := len(lr.fds); n != handoffFDCount && n != handoffStatus {
+		return nil, nil, nil, errors.New("hand-over without the job's directory and log")
 	}
 	cwd, logf = lr.fds[handoffCwd], lr.fds[handoffLog]
+	if len(lr.fds) == handoffFDCount {
+		status = lr.fds[handoffStatus]
+	}
 	lr.fds = nil
-	return cwd, logf, nil
+	return cwd, logf, status, nil
 }
 
 // socketPair returns the two ends of a unix stream socket, close-on-exec.
+// The host's end is non-blocking, read and written through the runtime's
+// poller: closing it ends a read that waits on it (a supervisor asked back
+// is waited for that way).
 func socketPair() (host, sup *os.File, err error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
+		return nil, nil, fmt.Errorf("socketpair: %w", err)
+	}
+	if err := unix.SetNonblock(fds[0], true); err != nil {
+		unix.Close(fds[0])
+		unix.Close(fds[1])
 		return nil, nil, fmt.Errorf("socketpair: %w", err)
 	}
 	return os.NewFile(uintptr(fds[0]), "handoff"), os.NewFile(uintptr(fds[1]), "handoff"), nil
@@ -198,14 +217,17 @@ func (r *Runner) takeSpare() *supProc {
 // refillSpare starts spare supervisors in the background, up to
 // spareCount, when the runner keeps them (Options.Spare), so the next
 // detached start skips the supervisor's start-up and its opening of the
-// store.
+// store. One supervisor asked back (returnSlots) counts as a spare on its
+// way: a short job's comes back within milliseconds, and starting a
+// process in its place would cost every call a process start again. Only
+// one, so that a runner whose jobs run long still keeps one spare ready.
 func (r *Runner) refillSpare() {
 	if !r.keepSpare {
 		return
 	}
 	r.spareMu.Lock()
 	defer r.spareMu.Unlock()
-	for ; len(r.spares)+r.spareStarting < spareCount && !r.closed; r.spareStarting++ {
+	for ; len(r.spares)+r.spareStarting+min(r.returnSlots, 1) < spareCount && !r.closed; r.spareStarting++ {
 		r.spareSpawns.Add(1)
 		go r.spawnSpare()
 	}
@@ -265,7 +287,11 @@ func (r *Runner) closeSpare() {
 	r.closed = true
 	spares := r.spares
 	r.spares = nil
+	for p := range r.returning {
+		p.conn.Close() // its supervisor exits once its job has settled
+	}
 	r.spareMu.Unlock()
+	r.returns.Wait()
 	for _, p := range spares {
 		p.close()
 	}

@@ -63,6 +63,14 @@ type Options struct {
 	// another still finds one that has finished starting. A spare holds no
 	// job and no environment until it is handed one; it exits when the
 	// runner is closed or this process ends.
+	//
+	// Such a runner also asks each supervisor it hands a job back once the
+	// job has settled and every process of it is gone (up to
+	// maxReturning at a time): the supervisor then waits as a spare again,
+	// store open and statements prepared, and the next job costs no
+	// process start at all. A job gets from a returned supervisor what it
+	// would from a new one: its own environment, directory, descriptors
+	// 0 to 2 and nothing else.
 	Spare bool
 	// Prestarted is a detached supervisor started by Prestart for this
 	// runner's store: the first detached Start hands it its job, as it
@@ -112,6 +120,13 @@ type Runner struct {
 	// lastSpare is the latest one started (for tests).
 	spareSpawns sync.WaitGroup
 	lastSpare   *supProc
+	// returnSlots counts the supervisors asked back (spec.Return) that
+	// have not come back yet, returning holds those whose job is on
+	// record, and returns counts their waiters (awaitReturn), which Close
+	// ends.
+	returnSlots int
+	returning   map[*supProc]struct{}
+	returns     sync.WaitGroup
 
 	mu   sync.Mutex
 	live map[string]*supervisor // in-process supervisors of this runner

@@ -18,19 +18,51 @@ import (
 )
 
 // supervisionModes are the ways a job can be supervised: in a goroutine of
-// the host, by a detached supervisor started for it, and by the detached
-// supervisor a long-lived host keeps ready (Options.Spare).
-var supervisionModes = []string{"in-process", "detached", "spare"}
+// the host, by a detached supervisor started for it, by the detached
+// supervisor a long-lived host keeps ready (Options.Spare), and by one
+// that has served another job already and came back (reused).
+var supervisionModes = []string{"in-process", "detached", "spare", "reused"}
 
 // newModeEnv is newEnv for one of supervisionModes; in the spare mode its
-// runner has a spare supervisor waiting when it returns.
+// runner has a spare supervisor waiting when it returns, in the reused
+// mode one that served a job of its own first (see serveWarmUpJob).
 func newModeEnv(t *testing.T, mode string) *env {
 	t.Helper()
 	e := newEnv(t, mode != "in-process")
-	if mode == "spare" {
+	if mode == "spare" || mode == "reused" {
 		e.r = e.newSpareRunner()
 	}
+	if mode == "reused" {
+		e.serveWarmUpJob()
+	}
 	return e
+}
+
+// Of the job a reused supervisor served first: a variable and its value,
+// and its directory, which no later job may see.
+const (
+	warmUpVar    = "BGCMD_WARMUP_SECRET"
+	warmUpSecret = "warm-up-value-5c1e"
+	warmUpDir    = "warm-up"
+)
+
+// serveWarmUpJob runs a job under the runner's next spare that leaves
+// what it can behind (a variable, a directory of its own, output, a
+// background process), waits for it to settle and for its supervisor to
+// come back as the next spare, and returns that supervisor's pid.
+func (e *env) serveWarmUpJob() int {
+	e.t.Helper()
+	dir := filepath.Join(e.root, warmUpDir)
+	require.NoError(e.t, os.MkdirAll(dir, 0o700))
+	j := e.start([]string{"/bin/sh", "-c", `echo "$` + warmUpVar + `"; exec 7>kept; (sleep 30 &); exit 0`},
+		runner.StartOptions{Cwd: dir, Env: map[string]string{warmUpVar: warmUpSecret}})
+	s := e.await(j.ID)
+	require.Equal(e.t, bgcmd.StateExited, s.State, "error: %s", s.Error)
+	require.Equal(e.t, warmUpSecret+"\n", e.output(j.ID, bgcmd.Stdout))
+	waitFor(e.t, "the warm-up job's supervisor to come back", func() bool {
+		return runner.SparePID(e.r) == j.SupervisorPID
+	})
+	return j.SupervisorPID
 }
 
 // newSpareRunner makes a detached runner that keeps a spare supervisor and
@@ -55,9 +87,16 @@ func TestSpareSupervisorRunsTheNextJob(t *testing.T) {
 	require.NoError(t, os.Mkdir(sub, 0o700))
 
 	spare := runner.SparePID(e.r)
-	j := e.start([]string{"/bin/sh", "-c", `pwd; echo "A=$A"; env | wc -l`},
+	gofile := filepath.Join(t.TempDir(), "go")
+	j := e.start([]string{"/bin/sh", "-c", `pwd; echo "A=$A"; env | wc -l; while [ ! -e "$1" ]; do sleep 0.05; done`, "sh", gofile},
 		runner.StartOptions{Cwd: sub, Env: map[string]string{"A": "1"}})
 	require.Equal(t, spare, j.SupervisorPID, "the spare took the job")
+	// While the job runs, another spare takes its place.
+	waitFor(t, "the next spare", func() bool {
+		p := runner.SparePID(e.r)
+		return p != 0 && p != spare
+	})
+	require.NoError(t, os.WriteFile(gofile, nil, 0o600))
 	s := e.await(j.ID)
 	require.Equal(t, bgcmd.StateExited, s.State, "error: %s", s.Error)
 	require.Equal(t, 0, *s.ExitCode)
@@ -66,11 +105,6 @@ func TestSpareSupervisorRunsTheNextJob(t *testing.T) {
 	// sh adds PWD, SHLVL and _ of its own; the host's variables (the test
 	// process has dozens, and a marker) never reach the job.
 	require.NotContains(t, e.output(j.ID, bgcmd.Stdout), inheritedSecret)
-
-	waitFor(t, "the next spare", func() bool {
-		p := runner.SparePID(e.r)
-		return p != 0 && p != spare
-	})
 }
 
 // TestSpareSupervisorEndsWithItsRunner: closing the runner (or the host
@@ -157,16 +191,20 @@ func holdsOpen(pid int, path string) bool {
 
 // TestARunnerKeepsTwoSparesAndHandsOutTheOldest: a runner with spares has
 // two supervisors waiting; a start takes the one started first (the most
-// likely to have finished starting), and both places are filled again.
+// likely to have finished starting). Once the job has settled its
+// supervisor is back, first in line, and both places are filled again
+// without a process started for it.
 func TestARunnerKeepsTwoSparesAndHandsOutTheOldest(t *testing.T) {
 	t.Parallel()
 	e := newModeEnv(t, "spare")
 	waitFor(t, "two spares", func() bool { return runner.SpareCount(e.r) == 2 })
 	oldest := runner.SparePID(e.r)
+	last := runner.LastSpawnedSparePID(e.r)
 	j := e.start([]string{fixture(t, "exit-with.sh"), "0"}, runner.StartOptions{})
 	require.Equal(t, oldest, j.SupervisorPID, "the oldest spare took the job")
-	waitFor(t, "two spares again", func() bool { return runner.SpareCount(e.r) == 2 })
-	require.NotEqual(t, oldest, runner.SparePID(e.r))
 	s := e.await(j.ID)
 	require.Equal(t, bgcmd.StateExited, s.State, "error: %s", s.Error)
+	waitFor(t, "two spares again", func() bool { return runner.SpareCount(e.r) == 2 })
+	require.Equal(t, oldest, runner.SparePID(e.r), "the job's supervisor came back first in line")
+	require.Equal(t, last, runner.LastSpawnedSparePID(e.r), "no supervisor was started for the job")
 }

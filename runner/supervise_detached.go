@@ -1,0 +1,313 @@
+//go:build linux
+
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/bgcmd/bgcmd"
+	"github.com/bgcmd/bgcmd/artifacts"
+	"github.com/bgcmd/bgcmd/internal/jobstore"
+)
+
+// spareAgain is the line a detached supervisor writes on its hand-over
+// socket once the job its host asked it back from (spec.Return) has
+// settled, every process of it reaped: it waits for another job there, as
+// a spare, its store open and its statements prepared.
+const spareAgain = "spare"
+
+// Supervise is the body of a detached supervisor: it reads its spec from
+// file descriptor 3, claims the job, runs the child under the shared
+// supervise loop in the open directory that travels with the spec, reports
+// startup on descriptor 4 (after the hello line, written first of all) and
+// settles the job. Before anything else it marks every descriptor from 3
+// up close-on-exec, so the child gets none of them.
+//
+// When the host asked for it back (spec.Return), it then says spareAgain
+// on the socket and serves the next job the host hands it the same way,
+// that job's report going to the pipe that comes with its spec. It does so
+// only once its job has settled and no process of it is left; it exits
+// when the host closes the socket instead.
+func Supervise(ctx context.Context) error {
+	// The hello comes first: it tells the host this binary is a supervisor.
+	if _, err := unix.FcntlInt(4, unix.F_GETFD, 0); err == nil {
+		_, _ = unix.Write(4, []byte(supervisorHello+"\n"))
+	}
+	if err := closeInheritedOnExec(); err != nil {
+		return fmt.Errorf("mark inherited descriptors close-on-exec: %w", err)
+	}
+	contain := ContainSubreaper
+	if becomeSubreaper() != nil {
+		contain = ContainProcessGroup
+	}
+	catchSignals(make(chan os.Signal, 1), syscall.SIGHUP, syscall.SIGPIPE, syscall.SIGINT)
+	statusF := os.NewFile(4, "status")
+	if _, err := unix.FcntlInt(3, unix.F_GETFD, 0); err != nil || statusF == nil {
+		return errors.New("no hand-over socket: this command is started by bgcmd itself")
+	}
+	ds := &detachedSupervisor{lr: &lineReader{fd: 3}, contain: contain, self: os.Getpid()}
+	ds.selfStart = processStart(ds.self)
+	defer ds.lr.close()
+	if err := ds.lr.next(&ds.om); err != nil {
+		fmt.Fprintln(statusF, "error: supervisor ended without a report")
+		statusF.Close()
+		return handoffEnded(err)
+	}
+	ds.open(ctx)
+	defer ds.closeStore()
+	for {
+		again, err := ds.serve(ctx, statusF)
+		if err != nil || !again {
+			return err
+		}
+		statusF = nil // the next job's comes with its spec
+		if !ds.offer() {
+			return nil
+		}
+	}
+}
+
+// detachedSupervisor is the state a detached supervisor process keeps from
+// one job to the next: its hand-over, its store and who it is.
+type detachedSupervisor struct {
+	lr      *lineReader
+	om      openMsg
+	contain Containment
+	// self and selfStart are this process, as job rows name it.
+	self      int
+	selfStart int64
+
+	// The store opens in the background (open); openStore waits for it.
+	opening chan error
+	st      *jobstore.Store
+	openErr error
+	opened  bool
+	// took says a job was taken: the store is closed at the end, after
+	// waiting for it to open (a spare that never got one exits at once).
+	took bool
+}
+
+// open opens the store while the job is on its way (a spare waits for its
+// job with it open), so that the supervisor goes on reading: a job whose
+// row names this supervisor starts while the store is still opening. Once
+// open, the settle's statements are prepared while the job runs, so the
+// settle's transaction, which every other writer of the store waits for,
+// only runs them; a failure there is the settle's to report.
+func (ds *detachedSupervisor) open(ctx context.Context) {
+	ds.opening = make(chan error, 1)
+	go func() {
+		st, err := jobstore.Open(ctx, jobstore.Options{Path: ds.om.DBPath, DSN: ds.om.DB,
+			Host: ds.om.Host, HostID: ds.om.HostID, ShareArtifacts: ds.om.ShareArtifacts,
+			OneConnection: true}) // one job at a time: a second connection would parse the schema again
+		ds.st = st
+		ds.opening <- err
+		if err == nil {
+			_ = st.Prepare(ctx, jobstore.SettleWrites)
+		}
+	}()
+}
+
+// openStore waits for the store to be open and says whether it is.
+func (ds *detachedSupervisor) openStore() error {
+	if !ds.opened {
+		ds.openErr, ds.opened = <-ds.opening, true
+	}
+	return ds.openErr
+}
+
+// closeStore closes the store once a job was taken; a supervisor that
+// never got one exits without waiting for it to open, as a crash would
+// leave it.
+func (ds *detachedSupervisor) closeStore() {
+	if ds.took && ds.openStore() == nil {
+		ds.st.Close()
+	}
+}
+
+// offer tells the host that this supervisor is free for another job: its
+// stdout and stderr leave the settled job's log for /dev/null (a spare's),
+// then spareAgain goes on the hand-over socket. False means the host is
+// gone or let it go.
+func (ds *detachedSupervisor) offer() bool {
+	if null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0); err == nil {
+		_ = unix.Dup3(int(null.Fd()), 1, 0)
+		_ = unix.Dup3(int(null.Fd()), 2, 0)
+		null.Close()
+	}
+	_, err := unix.Write(3, []byte(spareAgain+"\n"))
+	return err == nil
+}
+
+// serve reads the next job from the hand-over and supervises it until it
+// has settled. statusF is the report pipe (descriptor 4) for the first job;
+// nil for a later one, whose pipe comes with its spec. again says the host
+// asked for this supervisor back and it may serve another job: the job
+// settled and no process of it is left.
+func (ds *detachedSupervisor) serve(ctx context.Context, statusF *os.File) (again bool, err error) {
+	report := func(msg string) {
+		if statusF != nil {
+			fmt.Fprintln(statusF, msg)
+			statusF.Close()
+			statusF = nil
+		}
+	}
+	defer func() { report("error: supervisor ended without a report") }()
+	var sp spec
+	err = ds.lr.next(&sp)
+	// The host's answer to a job without a row comes on the hand-over
+	// socket: it stays open until then, and is closed once, unless the
+	// host asked for this supervisor back (the next job comes that way).
+	keep := err == nil && sp.Unrecorded && sp.Return
+	closeHandoff := sync.OnceFunc(func() {
+		if !keep {
+			unix.Close(3)
+		}
+	})
+	defer closeHandoff()
+	if err != nil || !sp.Unrecorded {
+		closeHandoff()
+	}
+	if err != nil {
+		// No job comes (a spare whose host ended, or let it go): exit
+		// now, the store's opening abandoned as a crash would leave it.
+		report("error: read spec: " + err.Error())
+		return false, handoffEnded(err)
+	}
+	cwdF, logf, jobStatus, err := ds.lr.take()
+	switch {
+	case err != nil:
+	case jobStatus != nil && statusF != nil:
+		jobStatus.Close()
+		err = errors.New("hand-over with a second report pipe")
+	case jobStatus != nil:
+		statusF = jobStatus
+		fmt.Fprintln(statusF, supervisorHello)
+	case statusF == nil:
+		err = errors.New("hand-over of a job without its report pipe")
+	}
+	if err != nil {
+		if cwdF != nil {
+			cwdF.Close()
+			logf.Close()
+		}
+		report("error: " + err.Error())
+		return false, err
+	}
+	defer cwdF.Close()
+	// Say the job is taken before doing anything with it: a host whose
+	// spare ends without this line hands the job to another supervisor.
+	if _, err := fmt.Fprintln(statusF, handoffTaken); err != nil {
+		logf.Close()
+		return false, fmt.Errorf("report the job taken: %w", err)
+	}
+	ds.took = true
+	// The log becomes this process's stdout and stderr.
+	_ = unix.Dup3(int(logf.Fd()), 1, 0)
+	_ = unix.Dup3(int(logf.Fd()), 2, 0)
+	logf.Close()
+	if sp.DBPath != ds.om.DBPath {
+		err := fmt.Errorf("the job's store %s is not the store opened (%s)", sp.DBPath, ds.om.DBPath)
+		report("error: " + err.Error())
+		return false, err
+	}
+	var job *bgcmd.Job
+	if sp.Unrecorded {
+		if sp.Job == nil || sp.HostPID != ds.self || sp.HostStart != ds.selfStart || sp.Job.ID != sp.JobID {
+			err := errors.New("the hand-over names another supervisor or job")
+			report("error: " + err.Error())
+			return false, err
+		}
+		job = sp.Job.job()
+	} else {
+		if err := ds.openStore(); err != nil {
+			report("error: " + err.Error())
+			return false, err
+		}
+		rec, err := ds.st.ClaimRecord(ctx, jobstore.ClaimParams{ID: sp.JobID, SupervisorPID: ds.self,
+			SupervisorStart: ds.selfStart, BootID: bootID(),
+			FromPID: sp.HostPID, FromStart: sp.HostStart})
+		if err != nil {
+			report("error: " + err.Error())
+			return false, err
+		}
+		if rec.State == bgcmd.StateQueued {
+			// Hold the job (its env and open cwd) until a dispatcher starts it.
+			report("ok")
+			var released bool
+			if rec, released = awaitDispatch(ctx, ds.st, filepath.Join(sp.Home, "jobs", sp.JobID), sp.JobID, nil); !released {
+				os.RemoveAll(filepath.Join(sp.Home, "jobs", sp.JobID))
+				return false, nil
+			}
+		}
+		job = &rec.Job
+	}
+	sup := &supervisor{
+		arts: &artifacts.Store{Dir: filepath.Join(sp.Home, "artifacts")},
+		job:  job, dir: filepath.Join(sp.Home, "jobs", sp.JobID), env: sp.Env, now: time.Now,
+		started: make(chan error, 1), kick: make(chan struct{}, 1), done: make(chan struct{}),
+		cwd:         cwdF,
+		containment: ds.contain,
+		cgroupRoot:  sp.Cgroup,
+	}
+	if sp.Unrecorded {
+		sup.hostRecords = func() error {
+			report(runningReport(sup.job))
+			answer, answered := readAnswer(3)
+			closeHandoff()
+			switch {
+			case answered && answer == ackRecorded:
+				return nil
+			case answered:
+				return errors.New("the host could not record the job")
+			}
+			// The host ended without an answer: it may have died between
+			// its write of the row and its answer. The row says which.
+			if err := ds.openStore(); err != nil {
+				return fmt.Errorf("the host ended without an answer, and the store that would hold the job's row did not open: %w", err)
+			}
+			rec, err := ds.st.Get(ctx, sp.JobID)
+			if err == nil && rec.State == bgcmd.StateRunning && rec.SupervisorPID == ds.self && rec.SupervisorStart == ds.selfStart {
+				return nil
+			}
+			return errors.New("the host ended before it recorded the job")
+		}
+	}
+	if ds.opened && ds.openErr == nil {
+		sup.store = ds.st
+	} else {
+		sup.storeReady = func() error {
+			if err := ds.openStore(); err != nil {
+				return err
+			}
+			sup.store = ds.st
+			return nil
+		}
+	}
+	go sup.run()
+	err = <-sup.started
+	cwdF.Close()
+	var nf notStarted
+	if errors.As(err, &nf) {
+		report("start_failed: " + nf.msg)
+	} else if err != nil {
+		report("error: " + err.Error())
+	} else if sup.running != nil {
+		report(runningReport(sup.running))
+	} else {
+		report("ok")
+	}
+	<-sup.done
+	pendingHooks.Wait() // the job's on_settle hook, bounded by its timeout
+	// Another job only for a supervisor its host asked back, whose job is
+	// on record as settled with nothing of it left running.
+	return keep && sup.settled != nil && noChildren(), nil
+}
