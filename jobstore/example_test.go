@@ -58,3 +58,53 @@ func Example() {
 	// {Running:0 Finished:1 Queued:0}
 	// /usr/bin/false 1 1
 }
+
+// ExampleReader_EventsPage polls one session's settles, as an audit tool
+// following a host does: each poll resumes from the page's next, past the
+// events it skipped (the job's start, another session's jobs), so a poll
+// reads only what is new.
+func ExampleReader_EventsPage() {
+	ctx := context.Background()
+	home, _ := os.MkdirTemp("", "bgcmd-example-")
+	defer os.RemoveAll(home)
+
+	r, err := runner.New(ctx, runner.Options{Home: home,
+		Policy: &policy.Policy{AllowedExecutables: []string{"/usr/bin/true", "/usr/bin/false"}, CwdRoot: home}})
+	if err != nil {
+		panic(err)
+	}
+	defer r.Close(ctx)
+	rd, err := jobstore.Open(ctx, home)
+	if err != nil {
+		panic(err)
+	}
+	defer rd.Close()
+
+	var after int64
+	poll := func() {
+		page, next, err := rd.EventsPage(ctx, jobstore.EventsParams{Session: "ci", Settled: true, After: after})
+		if err != nil {
+			panic(err)
+		}
+		for _, ev := range page {
+			fmt.Println(ev.Session, ev.To, *ev.ExitCode)
+		}
+		after = next
+	}
+	for _, argv := range [][]string{{"/usr/bin/true"}, {"/usr/bin/false"}} {
+		for _, session := range []string{"ci", "scratch"} {
+			job, err := r.Start(ctx, argv, runner.StartOptions{Session: session})
+			if err != nil {
+				panic(err)
+			}
+			if _, err := r.Await(ctx, job.ID, time.Minute); err != nil {
+				panic(err)
+			}
+		}
+		poll()
+	}
+	poll() // nothing new
+	// Output:
+	// ci exited 0
+	// ci exited 1
+}

@@ -104,6 +104,17 @@ func (r *Reader) EventsAfter(ctx context.Context, p EventsParams) ([]FeedEvent, 
 	return r.s.EventsAfter(ctx, p)
 }
 
+// EventsPage returns one page of EventsAfter and next, the sequence number
+// to pass as the next page's After: the last event's when the page is
+// full, else that of the newest event in the store when the page was
+// read. A poller that filters (one session, settles only) resumes from
+// next and never reads again the events it skipped, other sessions'
+// among them; every event at or below next has been looked at, and none
+// can appear later.
+func (r *Reader) EventsPage(ctx context.Context, p EventsParams) (evs []FeedEvent, next int64, err error) {
+	return r.s.EventsPage(ctx, p)
+}
+
 // Refusals returns the newest refused starts, newest first.
 func (r *Reader) Refusals(ctx context.Context, limit int) ([]bgcmd.Refusal, error) {
 	return r.s.Refusals(ctx, limit)

@@ -44,6 +44,11 @@ func readerReadsWhatARunnerRecorded(t *testing.T, dsn string) {
 	require.True(t, st.Settled(), "the job settles within two minutes")
 	_, err = r.Start(ctx, []string{"/usr/bin/env"}, runner.StartOptions{})
 	require.Error(t, err, "env is not on the allowlist")
+	other, err := r.Start(ctx, []string{"/usr/bin/printf", "x"}, runner.StartOptions{Session: "other"})
+	require.NoError(t, err)
+	st, err = r.Await(ctx, other.ID, 2*time.Minute)
+	require.NoError(t, err)
+	require.True(t, st.Settled(), "the other session's job settles within two minutes")
 	require.NoError(t, r.Close(ctx))
 
 	rd, err := jobstore.OpenDB(ctx, home, dsn)
@@ -63,6 +68,20 @@ func readerReadsWhatARunnerRecorded(t *testing.T, dsn string) {
 	more, err := rd.EventsAfter(ctx, jobstore.EventsParams{Session: "audit", After: feed[0].Seq})
 	require.NoError(t, err)
 	require.Empty(t, more, "nothing after the last event")
+
+	// A filtered poll resumes past every event it looked at (the job's
+	// own start, the other session's job after it), and gets none again.
+	polled, next, err := rd.EventsPage(ctx, jobstore.EventsParams{Session: "audit", Settled: true})
+	require.NoError(t, err)
+	require.Equal(t, feed, polled)
+	all, err := rd.EventsAfter(ctx, jobstore.EventsParams{})
+	require.NoError(t, err)
+	require.Equal(t, other.ID, all[len(all)-1].JobID)
+	require.Equal(t, all[len(all)-1].Seq, next, "next is the newest event looked at")
+	polled, again, err := rd.EventsPage(ctx, jobstore.EventsParams{Session: "audit", Settled: true, After: next})
+	require.NoError(t, err)
+	require.Empty(t, polled)
+	require.Equal(t, next, again, "nothing new: the poll resumes where it was")
 
 	arts, err := rd.Artifacts(ctx, job.ID)
 	require.NoError(t, err)
