@@ -162,7 +162,7 @@ func (r *Runner) handOver(ctx context.Context, job *bgcmd.Job, p *supProc, logf 
 // the error of the hand-over, if any.
 func (r *Runner) sendSpec(p *supProc, logf, cwd *os.File, specFor func(*supProc) *spec) (*supProc, *reportReader, error) {
 	send := func(p *supProc) (*reportReader, error) {
-		if !p.reused {
+		if p.status != nil {
 			return newReportReader(p.status), sendLine(p.conn, specFor(p), cwd, logf)
 		}
 		statusR, statusW, err := os.Pipe()
@@ -340,13 +340,12 @@ type supProc struct {
 	pid int
 	// start is the process's start time (processStart): with pid, what a
 	// job row names as its supervisor.
-	start        int64
+	start int64
+	// status is the read end of its report pipe; nil once it served a
+	// job and came back: the next job's pipe travels with its spec.
 	conn, status *os.File
 	spare        bool // started ahead of need: it may have died waiting
-	// reused says it served a job already: its report pipe for the next
-	// one travels with the spec (status is nil until then).
-	reused bool
-	om     openMsg
+	om           openMsg
 	// exited is closed once the process has ended and been reaped.
 	exited <-chan struct{}
 }

@@ -4,6 +4,7 @@ package runner
 
 import (
 	"bytes"
+	"io"
 )
 
 // maxReturning bounds the supervisors a runner asks back at a time
@@ -64,7 +65,7 @@ func (r *Runner) awaitReturn(p *supProc) {
 	delete(r.returning, p)
 	r.returnSlots--
 	if back && !r.closed && len(r.spares) < spareCount {
-		p.reused, p.spare, p.status = true, true, nil
+		p.status = nil // closed with its report: the next one comes with the spec
 		r.spares = append([]*supProc{p}, r.spares...)
 		r.spareMu.Unlock()
 		return
@@ -81,14 +82,7 @@ func (r *Runner) awaitReturn(p *supProc) {
 // spareAgain (true), or anything else, or the socket ends (false).
 func readSpareAgain(p *supProc) bool {
 	want := []byte(spareAgain + "\n")
-	var got []byte
-	buf := make([]byte, len(want))
-	for len(got) < len(want) {
-		n, err := p.conn.Read(buf[:len(want)-len(got)])
-		got = append(got, buf[:n]...)
-		if err != nil {
-			break
-		}
-	}
-	return bytes.Equal(got, want)
+	got := make([]byte, len(want))
+	_, err := io.ReadFull(p.conn, got)
+	return err == nil && bytes.Equal(got, want)
 }

@@ -139,12 +139,17 @@ func (ds *detachedSupervisor) closeStore() {
 // gone or let it go.
 func (ds *detachedSupervisor) offer() bool {
 	if null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0); err == nil {
-		_ = unix.Dup3(int(null.Fd()), 1, 0)
-		_ = unix.Dup3(int(null.Fd()), 2, 0)
-		null.Close()
+		outputTo(null)
 	}
 	_, err := unix.Write(3, []byte(spareAgain+"\n"))
 	return err == nil
+}
+
+// outputTo makes f this process's stdout and stderr, and closes f.
+func outputTo(f *os.File) {
+	_ = unix.Dup3(int(f.Fd()), 1, 0)
+	_ = unix.Dup3(int(f.Fd()), 2, 0)
+	f.Close()
 }
 
 // serve reads the next job from the hand-over and supervises it until it
@@ -210,10 +215,7 @@ func (ds *detachedSupervisor) serve(ctx context.Context, statusF *os.File) (agai
 		return false, fmt.Errorf("report the job taken: %w", err)
 	}
 	ds.took = true
-	// The log becomes this process's stdout and stderr.
-	_ = unix.Dup3(int(logf.Fd()), 1, 0)
-	_ = unix.Dup3(int(logf.Fd()), 2, 0)
-	logf.Close()
+	outputTo(logf) // the job's supervisor.log
 	if sp.DBPath != ds.om.DBPath {
 		err := fmt.Errorf("the job's store %s is not the store opened (%s)", sp.DBPath, ds.om.DBPath)
 		report("error: " + err.Error())

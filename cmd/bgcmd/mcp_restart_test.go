@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -107,8 +106,8 @@ func TestMCPSupervisorsEndWithAKilledServer(t *testing.T) {
 
 	require.NoError(t, srv.cmd.Process.Signal(syscall.SIGKILL))
 	srv.cs.Wait()
-	mcpWaitFor(t, "the waiting supervisor to exit", func() bool { return !procLive(idle) })
-	require.True(t, procLive(first), "the running job's supervisor outlives its server")
+	mcpWaitFor(t, "the waiting supervisor to exit", func() bool { return isZombie(idle) })
+	require.False(t, isZombie(first), "the running job's supervisor outlives its server")
 	require.NoError(t, os.WriteFile(flag, nil, 0o600))
 	mcpWaitFor(t, "the long job to settle", func() bool {
 		rec, err := st.Get(ctx, long.TaskID)
@@ -119,24 +118,5 @@ func TestMCPSupervisorsEndWithAKilledServer(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, bgcmd.StateExited, rec.State, "error: %s", rec.Error)
 	require.Equal(t, 7, *rec.ExitCode)
-	mcpWaitFor(t, "the running job's supervisor to exit", func() bool { return !procLive(first) })
-}
-
-// procState is the state letter of process pid in /proc (0 when it is gone).
-func procState(pid int) byte {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return 0
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || len(b) < i+3 {
-		return 0
-	}
-	return b[i+2]
-}
-
-// procLive says process pid exists and is no zombie.
-func procLive(pid int) bool {
-	s := procState(pid)
-	return s != 0 && s != 'Z' && s != 'X'
+	mcpWaitFor(t, "the running job's supervisor to exit", func() bool { return isZombie(first) })
 }
