@@ -45,7 +45,7 @@ const WriterLockKey = writerLockKey
 // MigrateDownTo migrates the database at path down to version, as a store
 // last opened by an older bgcmd has it.
 func MigrateDownTo(ctx context.Context, path string, version int64) error {
-	db, err := openDB(path, DefaultBusyTimeout, false, false, 1)
+	db, err := openDB(path, DefaultBusyTimeout, false, false, 1, walAutocheckpoint)
 	if err != nil {
 		return err
 	}

@@ -148,8 +148,9 @@ const (
 // the database after every batch: for the series the writer checkpoints
 // every 16 MiB instead, and once more at the end, passively (it waits for
 // no reader), so that the log left for the next process to recover is
-// short again. PostgreSQL needs none of this.
-func (d dialect) bulkWrites(ctx context.Context, db *sqlx.DB) (end func() error, err error) {
+// short again; then the writer's own wal_autocheckpoint, restore, is back.
+// PostgreSQL needs none of this.
+func (d dialect) bulkWrites(ctx context.Context, db *sqlx.DB, restore int) (end func() error, err error) {
 	if d.postgres {
 		return func() error { return nil }, nil
 	}
@@ -158,7 +159,7 @@ func (d dialect) bulkWrites(ctx context.Context, db *sqlx.DB) (end func() error,
 	}
 	return func() error {
 		ctx := context.WithoutCancel(ctx)
-		_, err := db.ExecContext(ctx, fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", walAutocheckpoint))
+		_, err := db.ExecContext(ctx, fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", restore))
 		if err == nil {
 			_, err = db.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
 		}

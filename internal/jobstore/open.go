@@ -85,6 +85,10 @@ type Store struct {
 	dsn string
 	// notices is the PostgreSQL listener (nil on SQLite).
 	notices *notices
+	// autocheckpoint is the SQLite writer's wal_autocheckpoint: 0 when
+	// ckpt checkpoints in the background instead (see checkpointer).
+	autocheckpoint int
+	ckpt           *checkpointer
 }
 
 // Open opens (creating and migrating as needed) the database at opts.Path.
@@ -140,7 +144,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 				return nil, err
 			}
 		}
-		s.r, err = openDB(path, opts.BusyTimeout, true, true, opts.ReadConns)
+		s.r, err = openDB(path, opts.BusyTimeout, true, true, opts.ReadConns, walAutocheckpoint)
 		if err != nil {
 			return nil, err
 		}
@@ -164,6 +168,12 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		}
 		s.hostID = id.ID
 	}
+	// A process that reads through its writer (a detached supervisor)
+	// checkpoints at its commits; one with a read pool, in the background.
+	s.autocheckpoint = walAutocheckpoint
+	if !opts.OneConnection {
+		s.autocheckpoint = 0
+	}
 	if err := s.openWriter(ctx, opts.BusyTimeout); err != nil {
 		return nil, err
 	}
@@ -175,10 +185,11 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		s.r = s.w
 		return s, nil
 	}
-	if s.r, err = openDB(path, opts.BusyTimeout, true, false, opts.ReadConns); err != nil {
+	if s.r, err = openDB(path, opts.BusyTimeout, true, false, opts.ReadConns, walAutocheckpoint); err != nil {
 		s.w.Close()
 		return nil, err
 	}
+	s.ckpt = newCheckpointer(s.r)
 	return s, nil
 }
 
@@ -187,7 +198,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 // refuses every write whatever SQL they run; the writer uses
 // immediate ones, so a busy database waits at BEGIN, where the busy timeout
 // applies, instead of failing on a later lock upgrade.
-func openDB(path string, busy time.Duration, reader, readOnly bool, conns int) (*sqlx.DB, error) {
+func openDB(path string, busy time.Duration, reader, readOnly bool, conns, autocheckpoint int) (*sqlx.DB, error) {
 	q := url.Values{}
 	if readOnly {
 		q.Set("mode", "ro")
@@ -201,8 +212,9 @@ func openDB(path string, busy time.Duration, reader, readOnly bool, conns int) (
 	// no fsync, where a log created again (SQLite's default deletes it at
 	// the last close) has its header and its directory synced by every
 	// short command's first write. A checkpoint every 256 pages (1 MiB),
-	// not SQLite's 1000, bounds the frames that recovery reads.
-	q.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", walAutocheckpoint))
+	// not SQLite's 1000, bounds the frames that recovery reads (a writer
+	// whose store checkpoints in the background has 0: see checkpointer).
+	q.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", autocheckpoint))
 	if reader {
 		q.Set("_txlock", "deferred")
 	} else {
@@ -226,7 +238,7 @@ func openDB(path string, busy time.Duration, reader, readOnly bool, conns int) (
 func (s *Store) openWriter(ctx context.Context, busy time.Duration) error {
 	deadline := time.Now().Add(busy)
 	for backoff := 2 * time.Millisecond; ; backoff = min(2*backoff, 100*time.Millisecond) {
-		w, err := openDB(s.path, busy, false, false, 1)
+		w, err := openDB(s.path, busy, false, false, 1, s.autocheckpoint)
 		if err != nil {
 			return err
 		}
@@ -352,6 +364,9 @@ func runMigrations(ctx context.Context, p *goose.Provider, name string) error {
 func (s *Store) Close() error {
 	if s.notices != nil {
 		s.notices.close()
+	}
+	if s.ckpt != nil {
+		s.ckpt.close()
 	}
 	if s.readOnly || s.r == s.w {
 		return s.r.Close()

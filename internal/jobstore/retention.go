@@ -219,9 +219,12 @@ func (s *Store) pruneBatches(ctx context.Context, p PruneParams, res *PruneResul
 		size = DefaultPruneBatch
 	}
 	if len(res.Jobs) > size {
-		end, err := s.d.bulkWrites(ctx, s.w)
+		end, err := s.d.bulkWrites(ctx, s.w, s.autocheckpoint)
 		if err != nil {
 			return fmt.Errorf("prune: %w", err)
+		}
+		if s.ckpt != nil {
+			defer s.ckpt.pause()()
 		}
 		defer func() {
 			if eerr := end(); eerr != nil {

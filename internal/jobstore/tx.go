@@ -44,6 +44,9 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 		}
 		return describeWriteError(fmt.Errorf("commit: %w", err))
 	}
+	if s.ckpt != nil {
+		s.ckpt.committed()
+	}
 	return nil
 }
 

@@ -1,0 +1,92 @@
+package jobstore
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// checkpointEvery is how many write transactions of a store's writer
+// go by between two of its background checkpoints: about 17 pages each
+// for a job's create or settle, so about as often as a commit would
+// checkpoint at walAutocheckpoint pages.
+const checkpointEvery = 16
+
+// checkpointer takes a long-lived SQLite writer's checkpoints off its
+// commits. A commit that crosses wal_autocheckpoint pages copies the
+// log's pages into the database and fsyncs both before it returns, and
+// the writer's one connection, which every write of the process waits
+// for, stays busy meanwhile. With the writer's wal_autocheckpoint at 0
+// the store instead counts its commits and, every checkpointEvery, has
+// a passive checkpoint run on a connection of the read pool, beside the
+// next writes: it copies what no reader still needs and waits for no one.
+//
+// Only a store with its own read pool has one (not OneConnection, not
+// ReadOnly, not PostgreSQL). A short-lived process seldom reaches
+// checkpointEvery commits; the log then waits for the next checkpoint of
+// any process sharing the store (a detached supervisor's writer keeps
+// wal_autocheckpoint, and SQLite checkpoints when the last connection
+// closes), as it did when the commits of that process fell short of
+// wal_autocheckpoint pages.
+type checkpointer struct {
+	db      *sqlx.DB
+	commits atomic.Int64
+	// paused counts the series of bulk writes in progress (bulkWrites),
+	// which checkpoint on their own terms: no checkpoint is asked for
+	// meanwhile.
+	paused   atomic.Int32
+	kick     chan struct{}
+	stop     chan struct{}
+	stopOnce sync.Once
+	done     sync.WaitGroup
+}
+
+// newCheckpointer starts the goroutine that checkpoints through db.
+func newCheckpointer(db *sqlx.DB) *checkpointer {
+	c := &checkpointer{db: db, kick: make(chan struct{}, 1), stop: make(chan struct{})}
+	c.done.Add(1)
+	go c.run()
+	return c
+}
+
+// committed counts one write transaction of the writer, and asks for a
+// checkpoint every checkpointEvery of them without waiting for it.
+func (c *checkpointer) committed() {
+	if c.commits.Add(1)%checkpointEvery != 0 || c.paused.Load() > 0 {
+		return
+	}
+	select {
+	case c.kick <- struct{}{}:
+	default: // one is asked for already
+	}
+}
+
+func (c *checkpointer) run() {
+	defer c.done.Done()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-c.kick:
+			// Best effort: a checkpoint that cannot run now (the disk is
+			// full, say) is tried again after the next checkpointEvery
+			// commits, and the log keeps every commit meanwhile.
+			_, _ = c.db.ExecContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)")
+		}
+	}
+}
+
+// pause stops asking for checkpoints until the returned func is called.
+func (c *checkpointer) pause() (resume func()) {
+	c.paused.Add(1)
+	return func() { c.paused.Add(-1) }
+}
+
+// close stops the goroutine, after the checkpoint it is running if any.
+// Closing again does nothing.
+func (c *checkpointer) close() {
+	c.stopOnce.Do(func() { close(c.stop) })
+	c.done.Wait()
+}
