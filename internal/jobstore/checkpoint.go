@@ -9,27 +9,34 @@ import (
 )
 
 // checkpointEvery is how many write transactions of a store's writer
-// go by between two of its background checkpoints: about 17 pages each
+// go by between two of its checkpoints (see checkpointer): about 17 pages each
 // for a job's create or settle, so about as often as a commit would
 // checkpoint at walAutocheckpoint pages.
 const checkpointEvery = 16
 
 // checkpointer takes a long-lived SQLite writer's checkpoints off its
 // commits. A commit that crosses wal_autocheckpoint pages copies the
-// log's pages into the database and fsyncs both before it returns, and
-// the writer's one connection, which every write of the process waits
-// for, stays busy meanwhile. With the writer's wal_autocheckpoint at 0
-// the store instead counts its commits and, every checkpointEvery, has
-// a passive checkpoint run on a connection of the read pool, beside the
-// next writes: it copies what no reader still needs and waits for no one.
+// log's pages into the database and fsyncs both before it returns to its
+// caller. With the writer's wal_autocheckpoint at 0 the store instead
+// counts its commits and, every checkpointEvery, has a goroutine run a
+// passive checkpoint on the writer's connection once the commit has
+// returned: the caller goes on (a job's start returns, its child runs),
+// and only a write that comes before the checkpoint ends waits for it.
 //
-// Only a store with its own read pool has one (not OneConnection, not
-// ReadOnly, not PostgreSQL). A short-lived process seldom reaches
-// checkpointEvery commits; the log then waits for the next checkpoint of
-// any process sharing the store (a detached supervisor's writer keeps
-// wal_autocheckpoint, and SQLite checkpoints when the last connection
-// closes), as it did when the commits of that process fell short of
-// wal_autocheckpoint pages.
+// On the writer's connection, not a reader's: between two writes of this
+// process nothing appends to the log, so the checkpoint copies all of it
+// and the next write starts the log again from its beginning. Run beside
+// a stream of writes it would never catch up, and the log would grow
+// without bound.
+//
+// Only a store with its own read pool has one (not ReadOnly, not
+// PostgreSQL, not OneConnection: that is a detached supervisor's, whose
+// one or few settles would seldom reach checkpointEvery, and whose writer
+// keeps checkpointing in its commits). A short-lived process seldom
+// reaches checkpointEvery commits either; the log then waits for the next
+// checkpoint of any process sharing the store (a supervisor's settle, a
+// long-lived host, the last connection to close), as it did when the
+// commits of that process fell short of wal_autocheckpoint pages.
 type checkpointer struct {
 	db      *sqlx.DB
 	commits atomic.Int64
@@ -43,7 +50,8 @@ type checkpointer struct {
 	done     sync.WaitGroup
 }
 
-// newCheckpointer starts the goroutine that checkpoints through db.
+// newCheckpointer starts the goroutine that checkpoints through db, the
+// writer.
 func newCheckpointer(db *sqlx.DB) *checkpointer {
 	c := &checkpointer{db: db, kick: make(chan struct{}, 1), stop: make(chan struct{})}
 	c.done.Add(1)

@@ -86,7 +86,7 @@ type Store struct {
 	// notices is the PostgreSQL listener (nil on SQLite).
 	notices *notices
 	// autocheckpoint is the SQLite writer's wal_autocheckpoint: 0 when
-	// ckpt checkpoints in the background instead (see checkpointer).
+	// ckpt checkpoints after the commits instead (see checkpointer).
 	autocheckpoint int
 	ckpt           *checkpointer
 }
@@ -169,7 +169,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		s.hostID = id.ID
 	}
 	// A process that reads through its writer (a detached supervisor)
-	// checkpoints at its commits; one with a read pool, in the background.
+	// checkpoints in its commits; one with a read pool, after them.
 	s.autocheckpoint = walAutocheckpoint
 	if !opts.OneConnection {
 		s.autocheckpoint = 0
@@ -189,7 +189,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		s.w.Close()
 		return nil, err
 	}
-	s.ckpt = newCheckpointer(s.r)
+	s.ckpt = newCheckpointer(s.w)
 	return s, nil
 }
 
@@ -213,7 +213,7 @@ func openDB(path string, busy time.Duration, reader, readOnly bool, conns, autoc
 	// the last close) has its header and its directory synced by every
 	// short command's first write. A checkpoint every 256 pages (1 MiB),
 	// not SQLite's 1000, bounds the frames that recovery reads (a writer
-	// whose store checkpoints in the background has 0: see checkpointer).
+	// whose store checkpoints after its commits has 0: see checkpointer).
 	q.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", autocheckpoint))
 	if reader {
 		q.Set("_txlock", "deferred")
