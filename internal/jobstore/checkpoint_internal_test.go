@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/bgcmd/bgcmd"
 )
 
 // checkpointedJobs counts the jobs the database file itself holds, without
@@ -36,11 +34,11 @@ func checkpointedJobs(t *testing.T, s *Store) int {
 	return n
 }
 
+// createJobs creates n jobs, one write transaction each.
 func createJobs(t *testing.T, s *Store, n int) {
 	t.Helper()
 	for range n {
-		require.NoError(t, s.Create(context.Background(), &bgcmd.Job{Session: "a", Argv: []string{"/bin/true"},
-			Exe: "/bin/true", Cwd: "/", Timeout: time.Minute, KillGrace: time.Second, MaxOutputBytes: 1 << 20}))
+		require.NoError(t, s.Create(context.Background(), benchJob()))
 	}
 }
 
