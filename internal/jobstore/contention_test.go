@@ -26,6 +26,13 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	if name := os.Getenv(stepEnv); name != "" {
+		if err := runStep(name); err != nil {
+			fmt.Fprintln(os.Stderr, "step:", err)
+			os.Exit(workerFailCode)
+		}
+		os.Exit(0)
+	}
 	if path := os.Getenv(workerEnv); path != "" {
 		n, _ := strconv.Atoi(os.Getenv(workerJobsEnv))
 		if err := runWorker(path, os.Getenv(workerNameEnv), n); err != nil {

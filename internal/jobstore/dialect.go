@@ -134,10 +134,14 @@ func (d dialect) msBetween(from, to string) string {
 
 // walAutocheckpoint is the pages of log after which a commit on a SQLite
 // connection checkpoints (see openDB). bulkAutocheckpoint is the writer's
-// while a prune deletes its batches (see bulkWrites).
+// while a prune deletes its batches (see bulkWrites). walSizeLimit is the
+// journal_size_limit, in bytes: what a log that starts again is cut back
+// to, as large as a prune's series lets the log grow between its
+// checkpoints, so that the series does not cut and grow the file at each.
 const (
 	walAutocheckpoint  = 256
 	bulkAutocheckpoint = 4096
+	walSizeLimit       = bulkAutocheckpoint * 4096
 )
 
 // bulkWrites readies the writer db for a long series of large

@@ -206,15 +206,22 @@ func openDB(path string, busy time.Duration, reader, readOnly bool, conns, autoc
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy.Milliseconds()))
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous(NORMAL)")
-	// The write-ahead log outlives each process (persistWAL): the next
-	// process to open the store alone rebuilds the log's index from its
-	// frames (SQLite's recovery), and its commits append to the log with
-	// no fsync, where a log created again (SQLite's default deletes it at
-	// the last close) has its header and its directory synced by every
-	// short command's first write. A checkpoint every 256 pages (1 MiB),
-	// not SQLite's 1000, bounds the frames that recovery reads (a writer
-	// whose store checkpoints after its commits has 0: see checkpointer).
+	// The write-ahead log file outlives each process (persistWAL). A
+	// checkpoint every 256 pages (1 MiB), not SQLite's 1000, bounds the
+	// frames a log holds while processes share it (a writer whose store
+	// checkpoints after its commits has 0: see checkpointer).
 	q.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", autocheckpoint))
+	// The last connection to close checkpoints the log and, with a
+	// journal_size_limit, empties it (SQLite keeps its frames otherwise).
+	// The next process to open the store rebuilds the log's index from
+	// the frames it finds (SQLite's recovery), and cannot know which were
+	// copied already: it counts none as copied, so it reads them all,
+	// and without a checkpoint and a later write in its own life the log
+	// never started again from its beginning. A stream of short commands
+	// (each create's process, then its supervisor's) appended to it for
+	// good. The limit also cuts a log that grew long back to 16 MiB once
+	// it starts again.
+	q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", walSizeLimit))
 	if reader {
 		q.Set("_txlock", "deferred")
 	} else {

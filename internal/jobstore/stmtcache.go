@@ -56,8 +56,9 @@ func (c stmtConnector) Connect(context.Context) (driver.Conn, error) {
 // create again. Many short processes share one store (every CLI command,
 // every detached supervisor), and creating and removing two files for
 // each costs more than the rest of a short command's work on some
-// filesystems; the log is reused from its start after a checkpoint, and
-// wal_autocheckpoint keeps bounding its size.
+// filesystems. The last close empties the log instead (journal_size_limit,
+// see openDB), and a log in use starts again from its beginning after a
+// checkpoint.
 func persistWAL(dc driver.Conn) error {
 	fc, ok := dc.(sqlite.FileControl)
 	if !ok {
