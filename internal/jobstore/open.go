@@ -211,16 +211,16 @@ func openDB(path string, busy time.Duration, reader, readOnly bool, conns, autoc
 	// frames a log holds while processes share it (a writer whose store
 	// checkpoints after its commits has 0: see checkpointer).
 	q.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", autocheckpoint))
-	// The last connection to close checkpoints the log and, with a
-	// journal_size_limit, empties it (SQLite keeps its frames otherwise).
-	// The next process to open the store rebuilds the log's index from
-	// the frames it finds (SQLite's recovery), and cannot know which were
-	// copied already: it counts none as copied, so it reads them all,
-	// and without a checkpoint and a later write in its own life the log
-	// never started again from its beginning. A stream of short commands
-	// (each create's process, then its supervisor's) appended to it for
-	// good. The limit also cuts a log that grew long back to 16 MiB once
-	// it starts again.
+	// The last connection to close checkpoints the log; with a
+	// journal_size_limit it then empties it, where SQLite would keep its
+	// frames. The next process to open the store rebuilds the log's index
+	// from the frames it finds (SQLite's recovery) and, not knowing which
+	// were copied, counts none as copied: the log would start again only
+	// at a write after a checkpoint in that process's life, which a short
+	// command and its supervisor (a create, then a settle and a close)
+	// never make, so every command would append to the log and read all
+	// of it at open. The limit also cuts a log that grew long back to
+	// 16 MiB when it starts again.
 	q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", walSizeLimit))
 	if reader {
 		q.Set("_txlock", "deferred")
