@@ -33,10 +33,10 @@ const checkpointEvery = 16
 // PostgreSQL, not OneConnection: that is a detached supervisor's, whose
 // one or few settles would seldom reach checkpointEvery, and whose writer
 // keeps checkpointing in its commits). A short-lived process seldom
-// reaches checkpointEvery commits either; the log then waits for the next
+// reaches checkpointEvery commits either; its writes wait for the next
 // checkpoint of any process sharing the store (a supervisor's settle, a
-// long-lived host, the last connection to close), as it did when the
-// commits of that process fell short of wal_autocheckpoint pages.
+// long-lived host), or for the last connection to close, which copies the
+// log and empties it (journal_size_limit, see openDB).
 type checkpointer struct {
 	db      *sqlx.DB
 	commits atomic.Int64
