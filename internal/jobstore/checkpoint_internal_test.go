@@ -96,7 +96,7 @@ func TestAStoreUnderSustainedWritesKeepsItsLogBounded(t *testing.T) {
 	const pageFrame = 4096 + 24 // a page in the log, with its frame header
 	bound := int64(4 * checkpointEvery * 32 * pageFrame)
 	for range 4 {
-		createJobs(t, s, 20*checkpointEvery)
+		createJobs(t, s, 5*checkpointEvery)
 		fi, err := os.Stat(s.Path() + "-wal")
 		require.NoError(t, err)
 		require.Less(t, fi.Size(), bound, "the log grows with the writes instead of starting again")
