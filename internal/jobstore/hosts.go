@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
-
-	"github.com/bgcmd/bgcmd"
 )
 
 // This file holds the statements about several hosts sharing one store.
@@ -23,23 +21,6 @@ func (s *Store) HostID() string { return s.hostID }
 // (artifact_blobs, artifact_chunks), so hosts sharing it read each other's
 // output.
 func (s *Store) SharesArtifacts() bool { return s.shareArtifacts }
-
-// Counters returns the session's running jobs, its finished (settled,
-// unread) jobs and its queued jobs, on every host sharing the store: a
-// session may span hosts, and its counters are the session's, not the
-// machine's. All are partial-index lookups.
-func (s *Store) Counters(ctx context.Context, session string) (bgcmd.Counters, error) {
-	var c bgcmd.Counters
-	err := s.r.QueryRowxContext(ctx, `SELECT
-		(SELECT COUNT(*) FROM jobs WHERE session = ? AND state = 'running'),
-		(SELECT COUNT(*) FROM jobs WHERE session = ? AND state NOT IN ('running', 'queued') AND seen_at IS NULL),
-		(SELECT COUNT(*) FROM jobs WHERE session = ? AND state = 'queued')`,
-		session, session, session).Scan(&c.Running, &c.Finished, &c.Queued)
-	if err != nil {
-		return c, fmt.Errorf("counters: %w", err)
-	}
-	return c, nil
-}
 
 // RunningOnHost returns every running job of this store's host (by host
 // id), oldest first: the jobs reconcile looks at. Another host's jobs are

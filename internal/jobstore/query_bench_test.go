@@ -128,7 +128,47 @@ func BenchmarkCountersAtMillion(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/op")
 }
 
-// countersScan is Counters' SELECT with the indexes switched off.
+// BenchmarkCountersBigSession: the counters of a session with 100,000
+// unread jobs (bigSessionStore): one row of session_counters, however many
+// jobs the session has.
+func BenchmarkCountersBigSession(b *testing.B) {
+	s := openTest(b, jobstore.Options{Path: bigSessionStore(b)})
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c, err := s.Counters(ctx, "s")
+		if err != nil || c.Finished != bigSessionJobs || c.Running != 0 {
+			b.Fatalf("counters: %v %+v", err, c)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/op")
+}
+
+// countersCounted is how Counters read a session's counters before
+// session_counters: counting its jobs on the partial indexes.
+const countersCounted = `SELECT
+		(SELECT COUNT(*) FROM jobs WHERE session = ? AND state = 'running'),
+		(SELECT COUNT(*) FROM jobs WHERE session = ? AND state NOT IN ('running', 'queued') AND seen_at IS NULL),
+		(SELECT COUNT(*) FROM jobs WHERE session = ? AND state = 'queued')`
+
+// BenchmarkCountersBigSessionCountBaseline reads the same counters by
+// counting the session's jobs on the partial indexes: a step for each of
+// its 100,000 unread jobs.
+func BenchmarkCountersBigSessionCountBaseline(b *testing.B) {
+	db := openRaw(b, bigSessionStore(b))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var running, finished, queued int
+		err := db.QueryRow(countersCounted, "s", "s", "s").Scan(&running, &finished, &queued)
+		if err != nil || finished != bigSessionJobs {
+			b.Fatalf("count: %v %d", err, finished)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/op")
+}
+
+// countersScan is Counters' SELECT from before session_counters with the
+// indexes switched off.
 const countersScan = `SELECT
 		(SELECT COUNT(*) FROM jobs NOT INDEXED WHERE host = ? AND session = ? AND state = 'running'),
 		(SELECT COUNT(*) FROM jobs NOT INDEXED WHERE session = ? AND state <> 'running' AND seen_at IS NULL)`

@@ -203,12 +203,18 @@ type Overview struct {
 }
 
 // Overview counts running and unread jobs across all sessions and the
-// refusals recorded at or after since.
+// refusals recorded at or after since. On SQLite the jobs are summed over
+// session_counters, a row a session; on PostgreSQL they are counted from
+// jobs' partial indexes.
 func (s *Store) Overview(ctx context.Context, since time.Time) (Overview, error) {
 	var o Overview
-	err := s.r.QueryRowxContext(ctx, `SELECT
-		(SELECT COUNT(*) FROM jobs INDEXED BY jobs_running WHERE state = 'running'),
-		(SELECT COUNT(*) FROM jobs INDEXED BY jobs_unread WHERE state NOT IN ('running', 'queued') AND seen_at IS NULL),
+	counts := `(SELECT COALESCE(SUM(running), 0) FROM session_counters),
+		(SELECT COALESCE(SUM(finished), 0) FROM session_counters)`
+	if s.d.postgres {
+		counts = `(SELECT COUNT(*) FROM jobs WHERE state = 'running'),
+		(SELECT COUNT(*) FROM jobs WHERE state NOT IN ('running', 'queued') AND seen_at IS NULL)`
+	}
+	err := s.r.QueryRowxContext(ctx, `SELECT `+counts+`,
 		(SELECT COUNT(*) FROM refusals WHERE at >= ?)`, fmtTime(since)).
 		Scan(&o.Running, &o.Unread, &o.Refusals)
 	if err != nil {
