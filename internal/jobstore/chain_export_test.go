@@ -39,6 +39,10 @@ func OpenRawPostgres(ctx context.Context, dsn string) (*sql.DB, error) {
 	return sql.OpenDB(pgConnector{stdlib.GetConnector(*cfg)}), nil
 }
 
+// CountedCountersSQL is the SELECT that counts a session's counters from
+// jobs, for the benchmark that sets it beside session_counters.
+const CountedCountersSQL = countedCountersSQL
+
 // WriterLockKey is the advisory lock PostgreSQL write transactions take.
 const WriterLockKey = writerLockKey
 

@@ -20,11 +20,8 @@ func (s *Store) Counters(ctx context.Context, session string) (bgcmd.Counters, e
 	var c bgcmd.Counters
 	var err error
 	if s.d.postgres {
-		err = s.r.QueryRowxContext(ctx, `SELECT
-		(SELECT COUNT(*) FROM jobs WHERE session = ? AND state = 'running'),
-		(SELECT COUNT(*) FROM jobs WHERE session = ? AND state NOT IN ('running', 'queued') AND seen_at IS NULL),
-		(SELECT COUNT(*) FROM jobs WHERE session = ? AND state = 'queued')`,
-			session, session, session).Scan(&c.Running, &c.Finished, &c.Queued)
+		err = s.r.QueryRowxContext(ctx, countedCountersSQL, session, session, session).
+			Scan(&c.Running, &c.Finished, &c.Queued)
 	} else {
 		err = s.r.QueryRowxContext(ctx, `SELECT running, finished, queued FROM session_counters
 		WHERE session = ?`, session).Scan(&c.Running, &c.Finished, &c.Queued)
@@ -37,3 +34,11 @@ func (s *Store) Counters(ctx context.Context, session string) (bgcmd.Counters, e
 	}
 	return c, nil
 }
+
+// countedCountersSQL counts a session's counters (its name three times)
+// from jobs on the partial indexes: PostgreSQL's Counters, and SQLite's
+// before session_counters.
+const countedCountersSQL = `SELECT
+	(SELECT COUNT(*) FROM jobs WHERE session = ? AND state = 'running'),
+	(SELECT COUNT(*) FROM jobs WHERE session = ? AND state NOT IN ('running', 'queued') AND seen_at IS NULL),
+	(SELECT COUNT(*) FROM jobs WHERE session = ? AND state = 'queued')`
