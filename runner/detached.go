@@ -350,12 +350,12 @@ type supProc struct {
 	exited <-chan struct{}
 }
 
-// spawnSupervisor starts the binary as a detached supervisor (its own
-// session, the root as its directory, none of the host's environment but
-// what it needs) and sends it the store to open. logf, when not nil, is its
-// stdout and stderr from the start.
+// spawnSupervisor starts the binary as a detached supervisor for a job
+// that follows at once (openMsg.JobFollows): see the function of that name.
 func (r *Runner) spawnSupervisor(logf *os.File) (*supProc, error) {
-	return spawnSupervisor(r.binary, r.openMsg(), logf)
+	om := r.openMsg()
+	om.JobFollows = true
+	return spawnSupervisor(r.binary, om, logf)
 }
 
 // openMsg is the first line of the hand-over for the runner's store.
@@ -364,6 +364,10 @@ func (r *Runner) openMsg() openMsg {
 		Host: r.store.Host(), HostID: r.store.HostID(), ShareArtifacts: r.store.SharesArtifacts()}
 }
 
+// spawnSupervisor starts the binary as a detached supervisor (its own
+// session, the root as its directory, none of the host's environment but
+// what it needs) and sends it the store to open. logf, when not nil, is its
+// stdout and stderr from the start.
 func spawnSupervisor(binary string, om openMsg, logf *os.File) (*supProc, error) {
 	conn, supConn, err := socketPair()
 	if err != nil {

@@ -20,9 +20,10 @@ import (
 // A host hands a detached supervisor its work over a unix socket on the
 // supervisor's descriptor 3, as two lines of JSON:
 //
-//  1. the store to open (openMsg), sent as soon as the supervisor starts,
-//     so that it opens the store while the host is still preparing the job
-//     (or, for a spare supervisor, long before there is a job);
+//  1. the store to open (openMsg), sent as soon as the supervisor starts:
+//     a spare supervisor opens it long before there is a job; one started
+//     for a job that follows at once (openMsg.JobFollows) opens it once it
+//     needs it;
 //  2. the job (spec), with the job's open working directory and the
 //     supervisor's log file attached as SCM_RIGHTS descriptors, received
 //     close-on-exec.
@@ -46,6 +47,21 @@ type openMsg struct {
 	Host           string `json:"host"`
 	HostID         string `json:"host_id"`
 	ShareArtifacts bool   `json:"share_artifacts,omitempty"`
+	// JobFollows says a job follows at once, one its host records itself
+	// (spec.Unrecorded) while the supervisor starts the child: the
+	// supervisor then opens the store only when it needs it, once the host
+	// has written the row (or at once for a job that has one). Its open,
+	// schema and statements would otherwise take the CPU from the host's
+	// write, which the host's caller waits for, and the supervisor needs
+	// the store only for the job's settle. A spare, started ahead of need,
+	// opens it at once.
+	JobFollows bool `json:"job_follows,omitempty"`
+}
+
+// sameStore says whether m and o name the same store for the same host.
+func (m openMsg) sameStore(o openMsg) bool {
+	m.JobFollows, o.JobFollows = false, false
+	return m == o
 }
 
 // handoffFDs are the descriptors that travel with the spec line, in order.
@@ -237,7 +253,7 @@ func (r *Runner) refillSpare() {
 // spares, or lets it go when the runner was closed meanwhile.
 func (r *Runner) spawnSpare() {
 	defer r.spareSpawns.Done()
-	p, err := r.spawnSupervisor(nil)
+	p, err := spawnSupervisor(r.binary, r.openMsg(), nil)
 	r.spareMu.Lock()
 	r.spareStarting--
 	if err == nil {
@@ -326,7 +342,7 @@ func Prestart(binary string, opts jobstore.Options) (*Prestarted, error) {
 		}
 	}
 	p, err := spawnSupervisor(binary, openMsg{DBPath: path, DB: opts.DSN, Host: opts.Host,
-		HostID: opts.HostID, ShareArtifacts: opts.ShareArtifacts}, nil)
+		HostID: opts.HostID, ShareArtifacts: opts.ShareArtifacts, JobFollows: true}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -350,7 +366,7 @@ func (r *Runner) adoptPrestarted(ps *Prestarted) {
 	}
 	p := ps.p
 	ps.p = nil
-	if !r.detached || p.om != r.openMsg() {
+	if !r.detached || !p.om.sameStore(r.openMsg()) {
 		p.close()
 		return
 	}

@@ -62,7 +62,9 @@ func Supervise(ctx context.Context) error {
 		statusF.Close()
 		return handoffEnded(err)
 	}
-	ds.open(ctx)
+	if !ds.om.JobFollows {
+		ds.open(ctx) // a spare: its job may be long in coming
+	}
 	defer ds.closeStore()
 	for {
 		again, err := ds.serve(ctx, statusF)
@@ -87,6 +89,7 @@ type detachedSupervisor struct {
 	selfStart int64
 
 	// The store opens in the background (open); openStore waits for it.
+	// opening is nil until the open has begun.
 	opening chan error
 	st      *jobstore.Store
 	openErr error
@@ -96,13 +99,20 @@ type detachedSupervisor struct {
 	took bool
 }
 
-// open opens the store while the job is on its way (a spare waits for its
-// job with it open), so that the supervisor goes on reading: a job whose
-// row names this supervisor starts while the store is still opening. Once
-// open, the settle's statements are prepared while the job runs, so the
-// settle's transaction, which every other writer of the store waits for,
-// only runs them; a failure there is the settle's to report.
+// open begins to open the store in the background, once; the supervisor
+// goes on meanwhile. A spare begins at once and waits for its job with the
+// store open. A supervisor whose job follows at once (openMsg.JobFollows)
+// begins when it first needs the store (openStore): for a job without a
+// row, once its host has written it, so that the host's write, which the
+// host's caller waits for, does not share the CPU with this open; for a
+// job with a row, at once, to claim it. Once open, the settle's statements
+// are prepared while the job runs, so the settle's transaction, which
+// every other writer of the store waits for, only runs them; a failure
+// there is the settle's to report.
 func (ds *detachedSupervisor) open(ctx context.Context) {
+	if ds.opening != nil {
+		return
+	}
 	ds.opening = make(chan error, 1)
 	go func() {
 		st, err := jobstore.Open(ctx, jobstore.Options{Path: ds.om.DBPath, DSN: ds.om.DB,
@@ -116,8 +126,10 @@ func (ds *detachedSupervisor) open(ctx context.Context) {
 	}()
 }
 
-// openStore waits for the store to be open and says whether it is.
-func (ds *detachedSupervisor) openStore() error {
+// openStore opens the store, if that has not begun, waits for it to be
+// open and says whether it is.
+func (ds *detachedSupervisor) openStore(ctx context.Context) error {
+	ds.open(ctx)
 	if !ds.opened {
 		ds.openErr, ds.opened = <-ds.opening, true
 	}
@@ -126,9 +138,9 @@ func (ds *detachedSupervisor) openStore() error {
 
 // closeStore closes the store once a job was taken; a supervisor that
 // never got one exits without waiting for it to open, as a crash would
-// leave it.
+// leave it, and one that never began to open it has nothing to close.
 func (ds *detachedSupervisor) closeStore() {
-	if ds.took && ds.openStore() == nil {
+	if ds.took && ds.opening != nil && ds.openStore(context.Background()) == nil {
 		ds.st.Close()
 	}
 }
@@ -230,7 +242,7 @@ func (ds *detachedSupervisor) serve(ctx context.Context, statusF *os.File) (agai
 		}
 		job = sp.Job.job()
 	} else {
-		if err := ds.openStore(); err != nil {
+		if err := ds.openStore(ctx); err != nil {
 			report("error: " + err.Error())
 			return false, err
 		}
@@ -273,7 +285,7 @@ func (ds *detachedSupervisor) serve(ctx context.Context, statusF *os.File) (agai
 			}
 			// The host ended without an answer: it may have died between
 			// its write of the row and its answer. The row says which.
-			if err := ds.openStore(); err != nil {
+			if err := ds.openStore(ctx); err != nil {
 				return fmt.Errorf("the host ended without an answer, and the store that would hold the job's row did not open: %w", err)
 			}
 			rec, err := ds.st.Get(ctx, sp.JobID)
@@ -287,7 +299,7 @@ func (ds *detachedSupervisor) serve(ctx context.Context, statusF *os.File) (agai
 		sup.store = ds.st
 	} else {
 		sup.storeReady = func() error {
-			if err := ds.openStore(); err != nil {
+			if err := ds.openStore(ctx); err != nil {
 				return err
 			}
 			sup.store = ds.st

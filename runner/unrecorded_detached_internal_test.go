@@ -21,8 +21,9 @@ import (
 // handUnrecorded hands a detached supervisor, as Start does, a job with no
 // row yet that runs wait-for-file.sh on marker, and returns the supervisor,
 // the job as its report says it runs (pid and start), the job's directory
-// and the store.
-func handUnrecorded(t *testing.T, marker string) (*supProc, *bgcmd.Job, string, *jobstore.Store) {
+// and the store. jobFollows is the supervisor's openMsg.JobFollows: true
+// as for a supervisor started for the job, false as for a spare.
+func handUnrecorded(t *testing.T, marker string, jobFollows bool) (*supProc, *bgcmd.Job, string, *jobstore.Store) {
 	t.Helper()
 	home := t.TempDir()
 	st, err := jobstore.Open(context.Background(), jobstore.Options{Path: filepath.Join(home, "bgcmd.db")})
@@ -42,7 +43,8 @@ func handUnrecorded(t *testing.T, marker string) (*supProc, *bgcmd.Job, string, 
 	require.NoError(t, err)
 	defer cwd.Close()
 
-	p, err := spawnSupervisor(os.Args[0], openMsg{DBPath: st.Path(), Host: st.Host(), HostID: st.HostID()}, logf)
+	p, err := spawnSupervisor(os.Args[0], openMsg{DBPath: st.Path(), Host: st.Host(), HostID: st.HostID(),
+		JobFollows: jobFollows}, logf)
 	require.NoError(t, err)
 	t.Cleanup(func() { p.conn.Close(); <-p.exited })
 	job.SupervisorPID, job.SupervisorStart = p.pid, p.start
@@ -65,8 +67,17 @@ func handUnrecorded(t *testing.T, marker string) (*supProc, *bgcmd.Job, string, 
 // the socket close with no answer, kills it, writes nothing and exits.
 func TestADetachedSupervisorStopsAJobItsHostNeverRecorded(t *testing.T) {
 	t.Parallel()
+	for _, follows := range []bool{true, false} {
+		t.Run(fmt.Sprintf("job follows %v", follows), func(t *testing.T) {
+			t.Parallel()
+			stopsAJobItsHostNeverRecorded(t, follows)
+		})
+	}
+}
+
+func stopsAJobItsHostNeverRecorded(t *testing.T, jobFollows bool) {
 	marker := filepath.Join(t.TempDir(), "release")
-	p, running, dir, st := handUnrecorded(t, marker)
+	p, running, dir, st := handUnrecorded(t, marker, jobFollows)
 	pid := running.PID
 	require.False(t, jobGone(pid), "the job runs")
 
@@ -92,12 +103,13 @@ func TestADetachedSupervisorStopsAJobItsHostNeverRecorded(t *testing.T) {
 // should have timed out).
 func TestADetachedSupervisorRunsTheJobItsHostRecorded(t *testing.T) {
 	t.Parallel()
-	for _, answered := range []bool{true, false} {
-		t.Run(fmt.Sprintf("answered %v", answered), func(t *testing.T) {
+	for _, c := range []struct{ answered, follows bool }{{true, true}, {false, true}, {true, false}, {false, false}} {
+		answered := c.answered
+		t.Run(fmt.Sprintf("answered %v, job follows %v", answered, c.follows), func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			marker := filepath.Join(t.TempDir(), "release")
-			p, running, _, st := handUnrecorded(t, marker)
+			p, running, _, st := handUnrecorded(t, marker, c.follows)
 			require.NoError(t, st.Create(ctx, running))
 			if answered {
 				_, err := p.conn.Write([]byte{ackRecorded})
