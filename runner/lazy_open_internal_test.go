@@ -7,12 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/internal/jobstore"
 )
 
@@ -41,16 +41,7 @@ func TestASupervisorWhoseJobFollowsOpensTheStoreOnceItsHostRecordedTheJob(t *tes
 	pollUntil(t, "the supervisor opens the store once the job is on record", func() bool {
 		return len(storeDescriptors(t, p.pid, st.Path())) > 0
 	})
-	require.NoError(t, os.WriteFile(marker, nil, 0o600))
-	select {
-	case <-p.exited:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the supervisor did not end with its job")
-	}
-	rec, err := st.Get(ctx, running.ID)
-	require.NoError(t, err)
-	require.Equal(t, bgcmd.StateExited, rec.State, "error: %s", rec.Error)
-	require.Equal(t, 0, *rec.ExitCode)
+	releaseToExit(t, p, st, marker, running.ID)
 }
 
 // TestASpareSupervisorOpensTheStoreBeforeItHasAJob: a spare, started ahead
@@ -58,21 +49,14 @@ func TestASupervisorWhoseJobFollowsOpensTheStoreOnceItsHostRecordedTheJob(t *tes
 // check above would see it).
 func TestASpareSupervisorOpensTheStoreBeforeItHasAJob(t *testing.T) {
 	t.Parallel()
-	home := t.TempDir()
-	st, err := jobstore.Open(context.Background(), jobstore.Options{Path: filepath.Join(home, "bgcmd.db")})
-	require.NoError(t, err)
-	defer st.Close()
+	st, _ := tempStore(t)
 	p, err := spawnSupervisor(os.Args[0], openMsg{DBPath: st.Path(), Host: st.Host(), HostID: st.HostID()}, nil)
 	require.NoError(t, err)
 	pollUntil(t, "the spare opens the store", func() bool {
 		return len(storeDescriptors(t, p.pid, st.Path())) > 0
 	})
 	p.close()
-	select {
-	case <-p.exited:
-	case <-time.After(30 * time.Second):
-		t.Fatal("a spare let go did not exit")
-	}
+	awaitSupervisorExit(t, p, "a spare let go did not exit")
 }
 
 // TestASupervisorWhoseJobFollowsAndCannotStartItEndsWithoutTheStore: a job
@@ -81,37 +65,11 @@ func TestASpareSupervisorOpensTheStoreBeforeItHasAJob(t *testing.T) {
 // opening it, and does not wait for an open that never began.
 func TestASupervisorWhoseJobFollowsAndCannotStartItEndsWithoutTheStore(t *testing.T) {
 	t.Parallel()
-	home := t.TempDir()
-	st, err := jobstore.Open(context.Background(), jobstore.Options{Path: filepath.Join(home, "bgcmd.db")})
-	require.NoError(t, err)
-	defer st.Close()
-	missing := filepath.Join(home, "no-such-command")
-	job := &bgcmd.Job{ID: jobstore.NewID(), Session: "s", Argv: []string{missing}, Exe: missing, Cwd: "/",
-		Timeout: time.Minute, KillGrace: time.Second, MaxOutputBytes: 1 << 20, Detached: true,
-		State: bgcmd.StateRunning, CreatedAt: time.Now().UTC()}
-	dir := filepath.Join(home, "jobs", job.ID)
-	require.NoError(t, os.MkdirAll(dir, 0o700))
-	logf, err := os.Create(filepath.Join(dir, "supervisor.log"))
-	require.NoError(t, err)
-	defer logf.Close()
-	cwd, err := os.Open("/")
-	require.NoError(t, err)
-	defer cwd.Close()
-	p, err := spawnSupervisor(os.Args[0], openMsg{DBPath: st.Path(), Host: st.Host(), HostID: st.HostID(),
-		JobFollows: true}, logf)
-	require.NoError(t, err)
-	job.SupervisorPID, job.SupervisorStart = p.pid, p.start
-	require.NoError(t, sendLine(p.conn, &spec{Home: home, DBPath: st.Path(), JobID: job.ID,
-		HostPID: p.pid, HostStart: p.start, Job: newSpecJob(job), Unrecorded: true}, cwd, logf))
-	line, err := newReportReader(p.status).report()
-	require.NoError(t, err)
-	require.Contains(t, line, "start_failed: ", "the supervisor says the child did not start")
+	missing := filepath.Join(t.TempDir(), "no-such-command")
+	p, _, _, st, line := handOverUnrecorded(t, []string{missing}, true)
+	require.True(t, strings.HasPrefix(line, "start_failed: "), "the supervisor says the child did not start: %q", line)
 	p.conn.Close()
-	select {
-	case <-p.exited:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the supervisor of a job that did not start did not exit")
-	}
+	awaitSupervisorExit(t, p, "the supervisor of a job that did not start did not exit")
 	res, err := st.List(context.Background(), jobstore.ListParams{})
 	require.NoError(t, err)
 	require.Empty(t, res.Jobs, "the supervisor wrote nothing: recording the failure is the host's")

@@ -25,13 +25,24 @@ import (
 // as for a supervisor started for the job, false as for a spare.
 func handUnrecorded(t *testing.T, marker string, jobFollows bool) (*supProc, *bgcmd.Job, string, *jobstore.Store) {
 	t.Helper()
-	home := t.TempDir()
-	st, err := jobstore.Open(context.Background(), jobstore.Options{Path: filepath.Join(home, "bgcmd.db")})
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
 	script, err := filepath.Abs(filepath.Join("..", "testdata", "wait-for-file.sh"))
 	require.NoError(t, err)
-	job := &bgcmd.Job{ID: jobstore.NewID(), Session: "s", Argv: []string{script, marker}, Exe: script, Cwd: "/",
+	p, job, dir, st, line := handOverUnrecorded(t, []string{script, marker}, jobFollows)
+	var sr startedReport
+	require.True(t, strings.HasPrefix(line, "ok {"), "the report carries the pid: %q", line)
+	require.NoError(t, json.Unmarshal([]byte(strings.TrimPrefix(line, "ok ")), &sr))
+	require.Positive(t, sr.PID)
+	return p, sr.job(job, p), dir, st
+}
+
+// handOverUnrecorded hands a new detached supervisor of a new store, as
+// Start does, a job with no row yet that runs argv, and returns the
+// supervisor, the job, its directory, the store and the supervisor's
+// report.
+func handOverUnrecorded(t *testing.T, argv []string, jobFollows bool) (*supProc, *bgcmd.Job, string, *jobstore.Store, string) {
+	t.Helper()
+	st, home := tempStore(t)
+	job := &bgcmd.Job{ID: jobstore.NewID(), Session: "s", Argv: argv, Exe: argv[0], Cwd: "/",
 		Timeout: time.Minute, KillGrace: time.Second, MaxOutputBytes: 1 << 20, Detached: true,
 		State: bgcmd.StateRunning, CreatedAt: time.Now().UTC()}
 	dir := filepath.Join(home, "jobs", job.ID)
@@ -54,11 +65,42 @@ func handUnrecorded(t *testing.T, marker string, jobFollows bool) (*supProc, *bg
 	line, err := rr.report()
 	require.NoError(t, err)
 	require.True(t, rr.taken, "the supervisor said it took the job")
-	var sr startedReport
-	require.True(t, strings.HasPrefix(line, "ok {"), "the report carries the pid: %q", line)
-	require.NoError(t, json.Unmarshal([]byte(strings.TrimPrefix(line, "ok ")), &sr))
-	require.Positive(t, sr.PID)
-	return p, sr.job(job, p), dir, st
+	return p, job, dir, st, line
+}
+
+// releaseToExit releases the job that waits for marker, waits for its
+// supervisor p to end, and returns the job's row, checked to say it
+// exited 0.
+func releaseToExit(t *testing.T, p *supProc, st *jobstore.Store, marker, id string) *jobstore.Record {
+	t.Helper()
+	require.NoError(t, os.WriteFile(marker, nil, 0o600))
+	awaitSupervisorExit(t, p, "the supervisor did not end with its job")
+	rec, err := st.Get(context.Background(), id)
+	require.NoError(t, err)
+	require.Equal(t, bgcmd.StateExited, rec.State, "error: %s", rec.Error)
+	require.Equal(t, 0, *rec.ExitCode)
+	return rec
+}
+
+// awaitSupervisorExit waits for supervisor p to exit, failing the test
+// with msg if it has not within a generous deadline.
+func awaitSupervisorExit(t *testing.T, p *supProc, msg string) {
+	t.Helper()
+	select {
+	case <-p.exited:
+	case <-time.After(30 * time.Second):
+		t.Fatal(msg)
+	}
+}
+
+// tempStore opens a new store in a new home, closed when the test ends.
+func tempStore(t *testing.T) (*jobstore.Store, string) {
+	t.Helper()
+	home := t.TempDir()
+	st, err := jobstore.Open(context.Background(), jobstore.Options{Path: filepath.Join(home, "bgcmd.db")})
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	return st, home
 }
 
 // TestADetachedSupervisorStopsAJobItsHostNeverRecorded: a host that dies
@@ -75,6 +117,8 @@ func TestADetachedSupervisorStopsAJobItsHostNeverRecorded(t *testing.T) {
 	}
 }
 
+// stopsAJobItsHostNeverRecorded is the test above for a supervisor whose
+// openMsg.JobFollows is jobFollows.
 func stopsAJobItsHostNeverRecorded(t *testing.T, jobFollows bool) {
 	marker := filepath.Join(t.TempDir(), "release")
 	p, running, dir, st := handUnrecorded(t, marker, jobFollows)
@@ -82,11 +126,7 @@ func stopsAJobItsHostNeverRecorded(t *testing.T, jobFollows bool) {
 	require.False(t, jobGone(pid), "the job runs")
 
 	p.conn.Close() // the host dies before recording the job
-	select {
-	case <-p.exited:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the supervisor of an unrecorded job did not exit")
-	}
+	awaitSupervisorExit(t, p, "the supervisor of an unrecorded job did not exit")
 	require.True(t, jobGone(pid), "the supervisor killed the unrecorded job")
 	require.NoDirExists(t, dir, "a job never on record leaves nothing behind")
 	res, err := st.List(context.Background(), jobstore.ListParams{})
@@ -117,16 +157,7 @@ func TestADetachedSupervisorRunsTheJobItsHostRecorded(t *testing.T) {
 			}
 			p.conn.Close() // the host dies after its write
 
-			require.NoError(t, os.WriteFile(marker, nil, 0o600))
-			select {
-			case <-p.exited:
-			case <-time.After(30 * time.Second):
-				t.Fatal("the supervisor did not end with its job")
-			}
-			rec, err := st.Get(ctx, running.ID)
-			require.NoError(t, err)
-			require.Equal(t, bgcmd.StateExited, rec.State, "error: %s", rec.Error)
-			require.Equal(t, 0, *rec.ExitCode)
+			rec := releaseToExit(t, p, st, marker, running.ID)
 			require.Equal(t, running.PID, rec.PID, "the row names the child from the start")
 			arts, err := st.Artifacts(ctx, running.ID)
 			require.NoError(t, err)
