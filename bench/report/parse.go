@@ -54,7 +54,7 @@ func parse(r io.Reader, modulePrefix string) (*run, error) {
 			pkg = shortPkg(strings.TrimPrefix(line, "pkg: "), modulePrefix)
 			continue
 		case strings.HasPrefix(line, "cpu: "):
-			out.CPU = strings.TrimPrefix(line, "cpu: ")
+			out.CPU = strings.TrimSpace(strings.TrimPrefix(line, "cpu: "))
 			continue
 		}
 		if m := benchLine.FindStringSubmatch(line); m != nil {
