@@ -121,7 +121,7 @@ func (r *Runner) prepareSupervisor(id string) (*supProc, *os.File, error) {
 	if p := r.takeSpare(); p != nil {
 		return p, logf, nil
 	}
-	p, err := r.spawnSupervisor(logf)
+	p, err := r.spawnSupervisorForJob(logf)
 	if err != nil {
 		logf.Close()
 		return nil, nil, err
@@ -176,7 +176,7 @@ func (r *Runner) sendSpec(p *supProc, logf, cwd *os.File, specFor func(*supProc)
 	rr, err := send(p)
 	if p.spare && (err != nil || !rr.tookJob()) {
 		p.close()
-		if p, err = r.spawnSupervisor(logf); err != nil {
+		if p, err = r.spawnSupervisorForJob(logf); err != nil {
 			return nil, nil, err
 		}
 		rr, err = send(p)
@@ -350,9 +350,10 @@ type supProc struct {
 	exited <-chan struct{}
 }
 
-// spawnSupervisor starts the binary as a detached supervisor for a job
-// that follows at once (openMsg.JobFollows): see the function of that name.
-func (r *Runner) spawnSupervisor(logf *os.File) (*supProc, error) {
+// spawnSupervisorForJob starts r's binary as a detached supervisor of r's
+// store, as spawnSupervisor does, for the job in hand: the job follows at
+// once (openMsg.JobFollows). A spare is spawned without the flag.
+func (r *Runner) spawnSupervisorForJob(logf *os.File) (*supProc, error) {
 	om := r.openMsg()
 	om.JobFollows = true
 	return spawnSupervisor(r.binary, om, logf)

@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -56,11 +55,7 @@ func TestAReaperStopsAJobItsHostNeverRecorded(t *testing.T) {
 	require.False(t, jobGone(pid), "the job runs")
 
 	rp.conn.Close() // the host dies before recording the job
-	deadline := time.Now().Add(30 * time.Second)
-	for !jobGone(pid) && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	require.True(t, jobGone(pid), "the reaper killed the unrecorded job")
+	pollUntil(t, "the reaper killed the unrecorded job", func() bool { return jobGone(pid) })
 	// It never ran on: released now, it cannot say done.
 	require.NoError(t, os.WriteFile(marker, nil, 0o600))
 	out, err := io.ReadAll(stdout)

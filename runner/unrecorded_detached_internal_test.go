@@ -93,6 +93,18 @@ func awaitSupervisorExit(t *testing.T, p *supProc, msg string) {
 	}
 }
 
+// pollUntil polls cond until it holds, failing the test at a deadline.
+func pollUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting: %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // tempStore opens a new store in a new home, closed when the test ends.
 func tempStore(t *testing.T) (*jobstore.Store, string) {
 	t.Helper()
