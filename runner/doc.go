@@ -21,9 +21,10 @@
 // does not (a supervisor's first word on its report pipe is a hello).
 //
 // Kill, Await and Status work from any process that opens the same home: a
-// kill request is recorded in the store and announced by a file in the
-// job's directory, which the supervisor watches with inotify; Await watches
-// the same directory for the settle.
+// kill request is recorded in the store and announced by a datagram on the
+// job's wake socket, beside the database, on which the supervisor waits (a
+// descriptor of its own, not one of the few inotify instances a user has);
+// Await watches the job's directory with inotify for the settle.
 //
 // Reading is pure unless the name says otherwise: Status, Await, AwaitAny,
 // Job, List and ReadOutput never mark a job read; Read (a status taken in)

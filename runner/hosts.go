@@ -17,13 +17,13 @@ import (
 )
 
 // killTickName is the file beside the database that a kill request made
-// on another host touches: every supervisor watches it and reads its job's
-// row on a wake, so a request from anywhere is acted on at once. Only kill
-// requests touch it (transitions touch EventsTickName), so supervisors are
-// not woken by every settle. On PostgreSQL the request also travels by
-// NOTIFY (see jobstore.Store.WatchKill), so hosts that share no filesystem
-// are woken at once too. The row is the truth: supervisors also read it
-// every killPoll, for a missed wake.
+// on another host touches, for supervisors of an older bgcmd, which
+// watched it. A supervisor now is woken by a datagram on its job's wake
+// socket, in the folder beside the database (wakeDirOf), so a request from
+// any host sharing that folder is acted on at once. On PostgreSQL the
+// request also travels by NOTIFY (see jobstore.Store.WatchKill), so hosts
+// that share no filesystem are woken at once too. The row is the truth:
+// supervisors also read it every killPoll, for a missed wake.
 const killTickName = "kill.tick"
 
 // killTickPath is the kill tick file of the store's database.
@@ -49,33 +49,9 @@ func (r *Runner) ownJob(rec *jobstore.Record) bool {
 	return rec.HostID == r.store.HostID()
 }
 
-// watchKillTick adds the store's kill tick file (created when missing,
-// read-only, so nobody is woken) to w: a kill request made on another host
-// then wakes w's reader.
-func watchKillTick(w *dirWatch, st *jobstore.Store) error {
-	path := killTickPath(st)
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0o600)
-	if err != nil {
-		return fmt.Errorf("watch %s: %w", path, err)
-	}
-	unix.Close(fd)
-	rc, err := w.f.SyscallConn()
-	if err != nil {
-		return fmt.Errorf("watch %s: %w", path, err)
-	}
-	var aerr error
-	err = rc.Control(func(fd uintptr) {
-		_, aerr = unix.InotifyAddWatch(int(fd), path, unix.IN_CLOSE_WRITE|unix.IN_ATTRIB|unix.IN_DONT_FOLLOW)
-	})
-	if err = errors.Join(err, aerr); err != nil {
-		return fmt.Errorf("watch %s: %w", path, err)
-	}
-	return nil
-}
-
 // notifyKill touches the kill tick file after a kill request for another
-// host's job: supervisors sharing the store's filesystem wake and read
-// their rows. Best effort: they also poll.
+// host's job: supervisors of an older bgcmd sharing the store's folder
+// watched it, woke and read their rows. Best effort: they also poll.
 func notifyKill(st *jobstore.Store) {
 	fd, err := unix.Open(killTickPath(st), unix.O_WRONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0o600)
 	if err == nil {
@@ -132,7 +108,7 @@ var ErrElsewhere = errors.New("live output is on another host")
 // watchKillNotices watches the store's notices of a kill request for the
 // supervisor's job: on PostgreSQL a request made on any host wakes it at
 // once, whatever filesystem the hosts share; on SQLite the channel is nil
-// (the kill tick serves). The row is the truth: the poll reads it too.
+// (the wake socket serves). The row is the truth: the poll reads it too.
 func (s *supervisor) watchKillNotices() (<-chan struct{}, func()) {
 	return s.store.WatchKill(s.job.ID)
 }

@@ -12,7 +12,9 @@ import (
 )
 
 // killRequestPrefix names the files that announce a kill request in a job's
-// directory; the supervisor watches for them and removes them.
+// directory; the supervisor removes them when it reads the row. A
+// supervisor of an older bgcmd watched the directory for them; one now is
+// woken by its wake socket (wakeJob).
 const killRequestPrefix = "kill-request."
 
 // Kill asks the job's supervisor to signal the whole process group with sig
@@ -72,9 +74,11 @@ func (r *Runner) requestKill(ctx context.Context, id string, sig syscall.Signal)
 	}
 	if !r.ownJob(rec) {
 		// Its pids are another machine's: the row carries the request to
-		// the owning supervisor, the tick (or on PostgreSQL the NOTIFY its
-		// commit sent) wakes it.
+		// the owning supervisor; its wake socket (when the hosts share the
+		// database's folder) or, on PostgreSQL, the NOTIFY the commit sent
+		// wakes it.
 		notifyKill(r.store)
+		wakeJob(wakeDirOf(r.store), id)
 		return rec, nil, nil
 	}
 	if sup := r.liveSupervisor(id); sup != nil {
@@ -98,6 +102,7 @@ func (r *Runner) requestKill(ctx context.Context, id string, sig syscall.Signal)
 			return nil, nil, fmt.Errorf("announce kill request for job %s: %w", id, err)
 		}
 		f.Close()
+		wakeJob(wakeDirOf(r.store), id)
 	}
 	return rec, nil, nil
 }

@@ -40,7 +40,8 @@ import (
 // job settles orphaned without starting, and `bgcmd rerun` starts it again.
 
 // dispatchNotice is the file a dispatcher creates in a queued job's
-// directory to wake its holder.
+// directory: it wakes a holder of an older bgcmd, which watched the
+// directory. Holders now listen on the job's wake socket (wakeJob).
 const dispatchNotice = "dispatched"
 
 // dispatchLockName is the lock file under jobs/ that dispatchers of one
@@ -140,7 +141,7 @@ func (r *Runner) holdInProcess(job *bgcmd.Job, env []string, cwd *os.File) error
 			r.mu.Unlock()
 		}()
 		defer held.Close()
-		rec, released := awaitDispatch(context.Background(), r.store, sup.dir, job.ID, sup.kick)
+		rec, released := awaitDispatch(context.Background(), r.store, job.ID, sup.kick)
 		if !released {
 			os.RemoveAll(sup.dir)
 			close(sup.done)
@@ -155,9 +156,9 @@ func (r *Runner) holdInProcess(job *bgcmd.Job, env []string, cwd *os.File) error
 // awaitDispatch blocks while the job is queued. It returns the job and true
 // once it is running (dispatched), or false once it has settled (killed,
 // dependency_failed, orphaned) or is gone.
-func awaitDispatch(ctx context.Context, st *jobstore.Store, dir, id string, kick <-chan struct{}) (*jobstore.Record, bool) {
+func awaitDispatch(ctx context.Context, st *jobstore.Store, id string, kick <-chan struct{}) (*jobstore.Record, bool) {
 	var wake <-chan struct{}
-	if w, err := watchDir(dir); err == nil {
+	if w, err := listenWake(wakeDirOf(st), id); err == nil {
 		defer w.Close()
 		wake = w.C
 	}
@@ -233,9 +234,11 @@ func dispatch(ctx context.Context, st *jobstore.Store, jobsDir string, holderAli
 		if f, err := os.OpenFile(filepath.Join(jobDirIn(jobsDir, rec.ID), dispatchNotice), os.O_CREATE|os.O_WRONLY|unix.O_NOFOLLOW, 0o600); err == nil {
 			f.Close()
 		}
+		wakeJob(wakeDirOf(st), rec.ID)
 	}
 	for _, rec := range res.Settled {
-		os.RemoveAll(jobDirIn(jobsDir, rec.ID)) // wakes its holder, if any
+		wakeJob(wakeDirOf(st), rec.ID)
+		os.RemoveAll(jobDirIn(jobsDir, rec.ID))
 		afterSettle(st, artifactsFor(jobsDir), jobsDir, rec.ID)
 	}
 	if len(res.Started) > 0 {
@@ -251,6 +254,7 @@ func (r *Runner) settleUnstarted(id string, to bgcmd.State, msg string) (*jobsto
 	if err != nil {
 		return nil, err
 	}
+	wakeJob(wakeDirOf(r.store), id)
 	os.RemoveAll(r.jobDir(id))
 	afterSettle(r.store, r.arts, r.jobsDir, id)
 	return rec, nil

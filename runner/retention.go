@@ -60,7 +60,7 @@ func (r *Runner) Prune(ctx context.Context, p jobstore.PruneParams) (*PruneRepor
 	// statement itself spares what a row names again.
 	stored, derr := r.store.DeleteUnreferencedBlobs(ctx, gone)
 	rep.RemovedStored = stored
-	return rep, errors.Join(err, rerr, derr, r.removeJobDirs(res.Jobs))
+	return rep, errors.Join(err, rerr, derr, r.removeJobDirs(res.Jobs), removeWakeSockets(wakeDirOf(r.store), res.Jobs))
 }
 
 // remover removes the artifact files that pruned batches left
@@ -237,6 +237,37 @@ func (r *Runner) removeJobDirs(jobs []jobstore.PrunedJob) error {
 	for _, j := range jobs {
 		if there[j.ID] {
 			errs = append(errs, os.RemoveAll(r.jobDir(j.ID)))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// removeWakeSockets removes the wake sockets that keepers of pruned jobs
+// left behind when they died (a keeper that ends removes its own): one
+// read of the wake folder, nearly always empty, says which exist.
+func removeWakeSockets(dir string, jobs []jobstore.PrunedJob) error {
+	f, err := os.Open(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("remove wake sockets: %w", err)
+	}
+	names, err := f.Readdirnames(-1)
+	f.Close()
+	if err != nil || len(names) == 0 {
+		return err
+	}
+	pruned := make(map[string]bool, len(jobs))
+	for _, j := range jobs {
+		pruned[j.ID] = true
+	}
+	var errs []error
+	for _, name := range names {
+		if pruned[name] {
+			if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, fmt.Errorf("remove wake socket: %w", err))
+			}
 		}
 	}
 	return errors.Join(errs...)

@@ -27,7 +27,7 @@ import (
 const pipeSize = 1 << 20
 
 // killPoll is how often a supervisor reads its job's row for a kill
-// request: the truth under the kill request file and the kill tick.
+// request: the truth under the wake socket (listenWake).
 const killPoll = time.Second
 
 // drainGrace bounds how long the pumps may keep reading after the main
@@ -311,18 +311,14 @@ func (s *supervisor) watch(ctx context.Context, p jobProc, readers [2]*os.File, 
 	exited := make(chan procExit, 1)
 	go func() { exited <- p.wait() }()
 
-	watch, werr := watchDir(s.dir)
+	// A kill request made by another process, here or on a host that
+	// shares the database's folder, is followed by a datagram on the
+	// job's wake socket; the poll (one primary-key read) covers a wake
+	// that does not come.
 	var requests <-chan struct{}
-	if werr == nil {
-		defer watch.Close()
-		requests = watch.C
-	}
-	// A kill request made on another host arrives through the row: the
-	// kill tick wakes this supervisor when that host shares the store's
-	// directory (sharing the job directory's inotify instance: instances
-	// are few per user), the poll (one primary-key read) when it does not.
-	if werr == nil {
-		_ = watchKillTick(watch, s.store)
+	if wake, err := listenWake(wakeDirOf(s.store), s.job.ID); err == nil {
+		defer wake.Close()
+		requests = wake.C
 	}
 	notices, unwatch := s.watchKillNotices()
 	defer unwatch()

@@ -270,7 +270,7 @@ func (ds *detachedSupervisor) serve(ctx context.Context, statusF *os.File) (agai
 			// Hold the job (its env and open cwd) until a dispatcher starts it.
 			report("ok")
 			var released bool
-			if rec, released = awaitDispatch(ctx, ds.st, filepath.Join(sp.Home, "jobs", sp.JobID), sp.JobID, nil); !released {
+			if rec, released = awaitDispatch(ctx, ds.st, sp.JobID, nil); !released {
 				os.RemoveAll(filepath.Join(sp.Home, "jobs", sp.JobID))
 				return false, nil
 			}

@@ -1,0 +1,137 @@
+//go:build linux
+
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+
+	"github.com/google/uuid"
+	"golang.org/x/sys/unix"
+
+	"github.com/bgcmd/bgcmd/internal/jobstore"
+)
+
+// wakeDirName is the folder beside the database that holds one unix
+// datagram socket per kept job, named by the job's id, on which the
+// process that keeps the job (its supervisor while it runs, its holder
+// while it is queued) waits to be told to read the job's row again: a
+// kill request, a dispatch, a settle of the queued job. Whoever changes
+// the row sends it a datagram afterwards (wakeJob), from any home that
+// shares the database's folder. The keeper also reads the row on a timer,
+// so a datagram that does not arrive (an older bgcmd's, a full queue)
+// costs time, not the request.
+//
+// Sockets and not inotify watches: a socket is one descriptor of the
+// process that binds it, while inotify instances are few per user (128 by
+// default) and shared by all of that user's programs. With an instance
+// per running job, 128 jobs took every one, and the user's editor or file
+// watcher could get none while they ran.
+const wakeDirName = "wake"
+
+// wakeDirOf is the wake folder of st's database.
+func wakeDirOf(st *jobstore.Store) string {
+	return filepath.Join(filepath.Dir(st.Path()), wakeDirName)
+}
+
+// wakeListener is a kept job's wake socket. C receives (at most one
+// pending value) for each datagram.
+type wakeListener struct {
+	f    *os.File
+	C    chan struct{}
+	dir  string // the wake folder
+	name string // the job's id
+	once sync.Once
+}
+
+// listenWake binds the wake socket of job id in the wake folder dir
+// (created when missing), replacing one a keeper that died left behind,
+// and starts reading it. The caller must Close the listener.
+func listenWake(dir, id string) (*wakeListener, error) {
+	if !wakeable(id) {
+		return nil, fmt.Errorf("listen for wakes: %q is no job id", id)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, fmt.Errorf("listen for wakes: %w", err)
+	}
+	d, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("listen for wakes: %w", err)
+	}
+	defer unix.Close(d)
+	_ = unix.Unlinkat(d, id, 0) // a socket its last keeper left: nothing else is named so
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("listen for wakes: %w", err)
+	}
+	// Through the folder's descriptor: the socket lands in the folder
+	// just opened, and a long home does not overflow the 108 bytes a
+	// socket address holds.
+	if err := unix.Bind(fd, &unix.SockaddrUnix{Name: wakeAddr(d, id)}); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("listen for wakes in %s: %w", dir, err)
+	}
+	// Private whatever the umask, as every file of the home is (the
+	// folder, 0700, already keeps others from reaching it).
+	_ = unix.Fchmodat(d, id, 0o600, 0)
+	w := &wakeListener{f: os.NewFile(uintptr(fd), "wake"), C: make(chan struct{}, 1), dir: dir, name: id}
+	go w.loop()
+	return w, nil
+}
+
+// wakeable reports whether id, a socket's name in the wake folder, is a
+// job id in its canonical form: nothing that could name another file.
+func wakeable(id string) bool {
+	u, err := uuid.Parse(id)
+	return err == nil && u.String() == id
+}
+
+// wakeAddr is the address of the socket name in the open folder d.
+func wakeAddr(d int, name string) string { return "/proc/self/fd/" + strconv.Itoa(d) + "/" + name }
+
+func (w *wakeListener) loop() {
+	var buf [16]byte
+	for {
+		if _, err := w.f.Read(buf[:]); err != nil {
+			close(w.C)
+			return
+		}
+		select {
+		case w.C <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Close stops the listener and removes its socket; C is closed soon
+// after.
+func (w *wakeListener) Close() {
+	w.once.Do(func() {
+		w.f.Close()
+		_ = os.Remove(filepath.Join(w.dir, w.name))
+	})
+}
+
+// wakeJob tells the keeper of job id, if it listens in the wake folder
+// dir, to read the job's row again. Best effort: the keeper also reads it
+// on a timer.
+func wakeJob(dir, id string) {
+	if !wakeable(id) {
+		return
+	}
+	d, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(d)
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	_ = unix.Sendto(fd, []byte{1}, unix.MSG_DONTWAIT|unix.MSG_NOSIGNAL, &unix.SockaddrUnix{Name: wakeAddr(d, id)})
+}

@@ -1,0 +1,102 @@
+package runner_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bgcmd/bgcmd"
+	"github.com/bgcmd/bgcmd/internal/jobstore"
+	"github.com/bgcmd/bgcmd/runner"
+)
+
+// inotifyInstances counts the inotify instances process pid holds.
+func inotifyInstances(t *testing.T, pid int) int {
+	t.Helper()
+	dir := filepath.Join("/proc", strconv.Itoa(pid), "fd")
+	fds, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	n := 0
+	for _, fd := range fds {
+		if target, err := os.Readlink(filepath.Join(dir, fd.Name())); err == nil && strings.Contains(target, "inotify") {
+			n++
+		}
+	}
+	return n
+}
+
+// TestARunningJobsSupervisorHoldsNoInotifyInstance is the exploit of a
+// per-user limit: inotify instances are few for all of a user's programs
+// (128 by default), and a supervisor that held one per running job let
+// 128 jobs take every one, so that the user's editor or file watcher got
+// none. A detached supervisor waits for kill requests on its job's wake
+// socket instead, and the request still stops the job at once.
+func TestARunningJobsSupervisorHoldsNoInotifyInstance(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, true)
+	gate := filepath.Join(e.root, "gate")
+	t.Cleanup(func() { _ = os.WriteFile(gate, nil, 0o600) })
+	j := e.start([]string{fixture(t, "wait-for-file.sh"), gate}, runner.StartOptions{})
+	require.Equal(t, bgcmd.StateRunning, j.State, j.Error)
+	waitFor(t, "the job to wait", func() bool { return strings.Contains(e.output(j.ID, bgcmd.Stdout), "waiting\n") })
+	rec, err := e.store.Get(context.Background(), j.ID)
+	require.NoError(t, err)
+	require.Zero(t, inotifyInstances(t, rec.SupervisorPID), "the supervisor %d holds an inotify instance", rec.SupervisorPID)
+
+	s, err := e.r.Kill(context.Background(), j.ID, syscall.SIGTERM)
+	require.NoError(t, err)
+	require.Equal(t, bgcmd.StateKilled, s.State, "%+v", s)
+}
+
+// TestAKillFromAnotherRunnerWakesTheSupervisorAtOnce: a kill requested
+// through another runner on the same home (another process, as far as the
+// job's supervisor knows) wakes the supervisor by the job's wake socket:
+// with the supervisor's poll of its row an hour apart, nothing else could
+// deliver it before the wait below gives up.
+func TestAKillFromAnotherRunnerWakesTheSupervisorAtOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, false)
+	runner.SetPolls(e.r, time.Hour, time.Hour)
+	other := e.newRunner(false)
+	gate := filepath.Join(e.root, "gate")
+	t.Cleanup(func() { _ = os.WriteFile(gate, nil, 0o600) })
+	j := e.start([]string{fixture(t, "wait-for-file.sh"), gate}, runner.StartOptions{})
+	waitFor(t, "the job to wait", func() bool { return strings.Contains(e.output(j.ID, bgcmd.Stdout), "waiting\n") })
+
+	_, err := other.RequestKill(context.Background(), j.ID, syscall.SIGTERM)
+	require.NoError(t, err)
+	s, err := e.r.Await(context.Background(), j.ID, pollDeadline)
+	require.NoError(t, err)
+	require.Equal(t, bgcmd.StateKilled, s.State, "%+v", s)
+	require.Equal(t, "SIGTERM", s.Signal)
+}
+
+// TestPruneRemovesTheWakeSocketsOfDeadKeepers: a keeper that ends removes
+// its job's wake socket; one that died leaves it, and pruning the job
+// removes it with the job's other files.
+func TestPruneRemovesTheWakeSocketsOfDeadKeepers(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, false)
+	j := e.start([]string{fixture(t, "exit-with.sh"), "0"}, runner.StartOptions{})
+	e.await(j.ID)
+	wake := filepath.Join(e.home, "wake")
+	left, err := os.ReadDir(wake)
+	require.NoError(t, err, "the job's supervisor listened in the wake folder")
+	require.Empty(t, left, "a supervisor that ended left its socket")
+
+	stale := filepath.Join(wake, j.ID) // as a keeper that was killed leaves it
+	require.NoError(t, os.WriteFile(stale, nil, 0o600))
+	other := filepath.Join(wake, "not-a-pruned-job")
+	require.NoError(t, os.WriteFile(other, nil, 0o600))
+	_, err = e.r.Prune(context.Background(), jobstore.PruneParams{FinishedBefore: time.Now().Add(time.Hour)})
+	require.NoError(t, err)
+	require.NoFileExists(t, stale)
+	require.FileExists(t, other, "only the pruned jobs' sockets go")
+}
