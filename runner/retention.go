@@ -217,15 +217,7 @@ func unlinkIn(dir string, shas []string) (int, error) {
 // removeJobDirs removes the directories pruned jobs left under jobs/: one
 // read of jobs/ says which of them exist.
 func (r *Runner) removeJobDirs(jobs []jobstore.PrunedJob) error {
-	f, err := os.Open(r.jobsDir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("remove job directories: %w", err)
-	}
-	names, err := f.Readdirnames(-1)
-	f.Close()
+	names, err := entryNames(r.jobsDir)
 	if err != nil {
 		return fmt.Errorf("remove job directories: %w", err)
 	}
@@ -242,21 +234,29 @@ func (r *Runner) removeJobDirs(jobs []jobstore.PrunedJob) error {
 	return errors.Join(errs...)
 }
 
+// entryNames lists the names in dir, none when dir does not exist.
+func entryNames(dir string) ([]string, error) {
+	f, err := os.Open(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Readdirnames(-1)
+}
+
 // removeWakeSockets removes the wake sockets that keepers of pruned jobs
 // left behind when they died (a keeper that ends removes its own): one
 // read of the wake folder, nearly always empty, says which exist.
 func removeWakeSockets(dir string, jobs []jobstore.PrunedJob) error {
-	f, err := os.Open(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
+	names, err := entryNames(dir)
 	if err != nil {
 		return fmt.Errorf("remove wake sockets: %w", err)
 	}
-	names, err := f.Readdirnames(-1)
-	f.Close()
-	if err != nil || len(names) == 0 {
-		return err
+	if len(names) == 0 {
+		return nil
 	}
 	pruned := make(map[string]bool, len(jobs))
 	for _, j := range jobs {

@@ -38,11 +38,11 @@ func wakeDirOf(st *jobstore.Store) string {
 	return filepath.Join(filepath.Dir(st.Path()), wakeDirName)
 }
 
-// wakeListener is a kept job's wake socket. C receives (at most one
-// pending value) for each datagram.
+// wakeListener is a kept job's wake socket: a dirWatch of the socket
+// instead of an inotify instance, its C receiving (at most one pending
+// value) for each datagram.
 type wakeListener struct {
-	f    *os.File
-	C    chan struct{}
+	*dirWatch
 	dir  string // the wake folder
 	name string // the job's id
 	once sync.Once
@@ -78,7 +78,7 @@ func listenWake(dir, id string) (*wakeListener, error) {
 	// Private whatever the umask, as every file of the home is (the
 	// folder, 0700, already keeps others from reaching it).
 	_ = unix.Fchmodat(d, id, 0o600, 0)
-	w := &wakeListener{f: os.NewFile(uintptr(fd), "wake"), C: make(chan struct{}, 1), dir: dir, name: id}
+	w := &wakeListener{dirWatch: &dirWatch{f: os.NewFile(uintptr(fd), "wake"), C: make(chan struct{}, 1)}, dir: dir, name: id}
 	go w.loop()
 	return w, nil
 }
@@ -93,25 +93,11 @@ func wakeable(id string) bool {
 // wakeAddr is the address of the socket name in the open folder d.
 func wakeAddr(d int, name string) string { return "/proc/self/fd/" + strconv.Itoa(d) + "/" + name }
 
-func (w *wakeListener) loop() {
-	var buf [16]byte
-	for {
-		if _, err := w.f.Read(buf[:]); err != nil {
-			close(w.C)
-			return
-		}
-		select {
-		case w.C <- struct{}{}:
-		default:
-		}
-	}
-}
-
 // Close stops the listener and removes its socket; C is closed soon
 // after.
 func (w *wakeListener) Close() {
 	w.once.Do(func() {
-		w.f.Close()
+		w.dirWatch.Close()
 		_ = os.Remove(filepath.Join(w.dir, w.name))
 	})
 }

@@ -12,9 +12,10 @@ import (
 )
 
 // dirWatch wakes its reader when entries of one directory are created,
-// moved, deleted, or the directory itself goes: the supervisor waits on it
-// for kill requests, Await for the settle. Writes to files inside wake
-// only a watch made by watchDirWrites.
+// moved, deleted, or the directory itself goes: Await waits on it for the
+// settle. Writes to files inside wake only a watch made by
+// watchDirWrites. A wake socket (listenWake) reads its datagrams with the
+// same loop, f being the socket.
 type dirWatch struct {
 	f    *os.File
 	C    chan struct{}
@@ -66,7 +67,8 @@ func (w *dirWatch) loop() {
 
 // Close stops the watch; C is closed soon after. Closing an inotify
 // instance waits for the kernel's grace period (milliseconds), so it
-// happens in the background rather than on the caller's path.
+// happens in the background rather than on the caller's path (where a
+// socket's close is quick anyway).
 func (w *dirWatch) Close() {
 	w.once.Do(func() { go w.f.Close() })
 }
