@@ -45,16 +45,32 @@ type EventFilter struct {
 	Settled bool
 }
 
-// tickPath is the tick file of the store's database.
-func tickPath(st *jobstore.Store) string {
-	return filepath.Join(filepath.Dir(st.Path()), EventsTickName)
+// tickPath is the tick file of the store's database ("" without one).
+func tickPath(st *jobstore.Store) string { return besideDB(st, EventsTickName) }
+
+// besideDB is the file name in the folder of st's database, or "" for a
+// store without a path (PostgreSQL opened without Options.Path): nothing
+// of bgcmd's may land in whatever the working directory is, and such a
+// store's notices travel by NOTIFY.
+func besideDB(st *jobstore.Store, name string) string {
+	if st.Path() == "" {
+		return ""
+	}
+	return filepath.Join(filepath.Dir(st.Path()), name)
 }
 
 // notifyEvents touches the store's tick file after a committed transition:
 // opening it for writing and closing it wakes every watcher. It is best
 // effort: watchers also read the feed on a timer.
-func notifyEvents(st *jobstore.Store) {
-	fd, err := unix.Open(tickPath(st), unix.O_WRONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0o600)
+func notifyEvents(st *jobstore.Store) { touch(tickPath(st)) }
+
+// touch opens the file at path for writing, creating it, and closes it:
+// what wakes the watchers of a tick file. "" and failures do nothing.
+func touch(path string) {
+	if path == "" {
+		return
+	}
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0o600)
 	if err == nil {
 		unix.Close(fd)
 	}

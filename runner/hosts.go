@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/artifacts"
 
@@ -28,7 +26,7 @@ const killTickName = "kill.tick"
 
 // killTickPath is the kill tick file of the store's database.
 func killTickPath(st *jobstore.Store) string {
-	return filepath.Join(filepath.Dir(st.Path()), killTickName)
+	return besideDB(st, killTickName)
 }
 
 // HostID is the stable id of this runner's host (its home's, see
@@ -52,12 +50,7 @@ func (r *Runner) ownJob(rec *jobstore.Record) bool {
 // notifyKill touches the kill tick file after a kill request for another
 // host's job: supervisors of an older bgcmd sharing the store's folder
 // watched it, woke and read their rows. Best effort: they also poll.
-func notifyKill(st *jobstore.Store) {
-	fd, err := unix.Open(killTickPath(st), unix.O_WRONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0o600)
-	if err == nil {
-		unix.Close(fd)
-	}
-}
+func notifyKill(st *jobstore.Store) { touch(killTickPath(st)) }
 
 // livePublishEvery bounds how often a supervisor publishes its job's live
 // output for other hosts (only while the output grows, and only when the

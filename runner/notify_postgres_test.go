@@ -145,3 +145,44 @@ func TestKillArrivesAfterTheListenerIsCutOffOnPostgres(t *testing.T) {
 	require.Eventually(t, func() bool { return a.store.ListenerConnects() >= 2 }, 30*time.Second, 10*time.Millisecond,
 		"the listener reconnects")
 }
+
+// TestAStoreWithoutAPathLeavesNothingInTheWorkingDirectory is the exploit
+// of a PostgreSQL store a Go host opens without Options.Path: the tick
+// files and the wake folder live beside the database's path, and with none
+// they were made relative to the process's working directory (wherever the
+// host ran, "/" for a root supervisor). Such a store has none of them: its
+// kill requests and settles travel by NOTIFY, and its keepers poll.
+func TestAStoreWithoutAPathLeavesNothingInTheWorkingDirectory(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := testkit.PostgresDB(t)
+	home, root := t.TempDir(), t.TempDir()
+	testkit.Cleanup(t, home)
+	st, err := jobstore.Open(ctx, jobstore.Options{DSN: dsn, Host: "h", HostID: uuid.NewString()})
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	require.Empty(t, st.Path())
+	pol := &policy.Policy{CwdRoot: root, DefaultTimeout: 10 * time.Minute, KillGrace: 2 * time.Second,
+		AllowedExecutables: []string{fixture(t, "wait-for-file.sh")}}
+	r, err := runner.New(ctx, runner.Options{Store: st, Home: home, Policy: pol})
+	require.NoError(t, err)
+	t.Cleanup(func() { r.Close(context.Background()) })
+	other, err := runner.New(ctx, runner.Options{Store: st, Home: home, Policy: pol})
+	require.NoError(t, err)
+	t.Cleanup(func() { other.Close(context.Background()) })
+
+	h := &pgHost{store: st, r: r, root: root}
+	j, _ := h.startWaiting(t)
+	_, err = other.RequestKill(ctx, j.ID, syscall.SIGTERM)
+	require.NoError(t, err)
+	s, err := r.Await(ctx, j.ID, pollDeadline)
+	require.NoError(t, err)
+	require.Equal(t, bgcmd.StateKilled, s.State, "%+v", s)
+
+	cwd, err := os.Getwd()
+	require.NoError(t, err)
+	for _, name := range []string{"wake", runner.EventsTickName, "kill.tick"} {
+		require.NoFileExists(t, filepath.Join(cwd, name), "made in the working directory")
+		require.NoDirExists(t, filepath.Join(cwd, name), "made in the working directory")
+	}
+}

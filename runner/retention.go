@@ -251,6 +251,9 @@ func entryNames(dir string) ([]string, error) {
 // left behind when they died (a keeper that ends removes its own): one
 // read of the wake folder, nearly always empty, says which exist.
 func removeWakeSockets(dir string, jobs []jobstore.PrunedJob) error {
+	if dir == "" {
+		return nil
+	}
 	names, err := entryNames(dir)
 	if err != nil {
 		return fmt.Errorf("remove wake sockets: %w", err)

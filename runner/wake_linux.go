@@ -33,10 +33,9 @@ import (
 // watcher could get none while they ran.
 const wakeDirName = "wake"
 
-// wakeDirOf is the wake folder of st's database.
-func wakeDirOf(st *jobstore.Store) string {
-	return filepath.Join(filepath.Dir(st.Path()), wakeDirName)
-}
+// wakeDirOf is the wake folder of st's database, "" for a store without a
+// path (see besideDB), whose keepers are woken by NOTIFY and their polls.
+func wakeDirOf(st *jobstore.Store) string { return besideDB(st, wakeDirName) }
 
 // wakeListener is a kept job's wake socket: a dirWatch of the socket
 // instead of an inotify instance, its C receiving (at most one pending
@@ -52,7 +51,10 @@ type wakeListener struct {
 // (created when missing), replacing one a keeper that died left behind,
 // and starts reading it. The caller must Close the listener.
 func listenWake(dir, id string) (*wakeListener, error) {
-	if !wakeable(id) {
+	switch {
+	case dir == "":
+		return nil, errors.New("listen for wakes: the store has no folder")
+	case !wakeable(id):
 		return nil, fmt.Errorf("listen for wakes: %q is no job id", id)
 	}
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
@@ -106,7 +108,7 @@ func (w *wakeListener) Close() {
 // dir, to read the job's row again. Best effort: the keeper also reads it
 // on a timer.
 func wakeJob(dir, id string) {
-	if !wakeable(id) {
+	if dir == "" || !wakeable(id) {
 		return
 	}
 	d, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
