@@ -310,9 +310,9 @@ func BenchmarkCapture(b *testing.B) {
 }
 
 // BenchmarkCaptureBaselineFile writes what BenchmarkCapture does straight
-// to a file, starting writeback every writebackEvery bytes as Capture's
-// digester does and fsyncing at the end as Capture.Close does: the same
-// I/O, without the hash and the index.
+// to a file, starting writeback every writebackEvery bytes and dropping the
+// cache behind as Capture's digester does and fsyncing at the end as
+// Capture.Close does: the same I/O, without the hash and the index.
 func BenchmarkCaptureBaselineFile(b *testing.B) {
 	dir := b.TempDir()
 	newFile := func(i int) *os.File {
@@ -407,15 +407,18 @@ func BenchmarkCaptureIndexing(b *testing.B) {
 }
 
 // writePlain writes captureChunk to f, which holds written bytes, and
-// starts the writeback of the writebackEvery bytes it completes, as
-// Capture's digester does; it returns the bytes f then holds.
+// starts the writeback of the writebackEvery bytes it completes and drops
+// the cache of the writebackEvery bytes before them, as Capture's digester
+// does; it returns the bytes f then holds.
 func writePlain(b *testing.B, f *os.File, written int) int {
 	n, err := f.Write(captureChunk)
 	if err != nil {
 		b.Fatal(err)
 	}
 	if written += n; written%writebackEvery < n {
-		startWriteback(f, int64(written-written%writebackEvery-writebackEvery), writebackEvery)
+		window := int64(written - written%writebackEvery - writebackEvery)
+		startWriteback(f, window, writebackEvery)
+		dropWritten(f, window-writebackEvery, min(window, writebackEvery))
 	}
 	return written
 }

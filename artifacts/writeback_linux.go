@@ -15,3 +15,14 @@ import (
 func startWriteback(f *os.File, off, n int64) {
 	_ = unix.SyncFileRange(int(f.Fd()), off, n, unix.SYNC_FILE_RANGE_WRITE)
 }
+
+// dropWritten lets the kernel free the page cache of [off, off+n) of f,
+// a range whose writeback started earlier (POSIX_FADV_DONTNEED): the pages
+// already written back go at once, and those still dirty or being written
+// stay, so that the call never waits for the disk. Errors are ignored: the
+// pages then stay cached, which costs only memory.
+func dropWritten(f *os.File, off, n int64) {
+	if n > 0 {
+		_ = unix.Fadvise(int(f.Fd()), off, n, unix.FADV_DONTNEED)
+	}
+}

@@ -32,7 +32,9 @@ import (
 //   - the pipe floor (testdata/capturefloor, a process of its own as the
 //     supervisor is): the command writes into a pipe (sized as bgcmd sizes
 //     its pipes) that the floor copies with io.CopyBuffer, through a buffer
-//     of bgcmd's read size, into a new file, then fsyncs it. bgcmd cannot
+//     of bgcmd's read size, into a new file, starting the writeback of
+//     every 8 MiB and dropping the cache of the 8 MiB before as bgcmd
+//     does, then fsyncs it. bgcmd cannot
 //     skip reading the bytes (it hashes and indexes them), so the copy
 //     goes through user space, not splice;
 //   - the hashing floor: the pipe floor with the sha256 bgcmd must take of

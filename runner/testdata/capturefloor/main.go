@@ -1,7 +1,10 @@
 // Command capturefloor is the floor the capture benchmarks set beside a
 // detached supervisor's capture: the same command writing into a pipe of
 // the size bgcmd asks for, copied through buffers of bgcmd's read size into
-// a new file that is then fsynced and removed, with no bgcmd code. With
+// a new file that is then fsynced and removed, with no bgcmd code. It
+// treats the file's page cache as bgcmd's capture does: every 8 MiB it
+// starts the writeback of what it wrote and lets go of the cache of the 8
+// MiB before (so that the floor does no more I/O work than bgcmd). With
 // -hash a second goroutine takes the sha256 of each chunk once it is
 // written, as bgcmd hashes beside its copy.
 //
@@ -27,11 +30,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// pipeSize and readBuf are bgcmd's: the pipe size of its pumps and the
-// most a capture reads at once.
+// pipeSize, readBuf and window are bgcmd's: the pipe size of its pumps,
+// the most a capture reads at once, and how often a capture starts
+// writeback and drops the cache behind it.
 const (
 	pipeSize = 1 << 20
 	readBuf  = 256 << 10
+	window   = 8 << 20
 )
 
 func main() {
@@ -65,12 +70,13 @@ func run(hash bool, path string, argv []string) error {
 	pw.Close()
 	var n int64
 	sum := "-"
+	w := &windowed{f: f}
 	if hash {
-		n, sum, err = copyHashed(f, pr)
+		n, sum, err = copyHashed(w, pr)
 	} else {
 		// Plain Reader and Writer: io.Copy would splice in the kernel,
 		// never seeing the bytes bgcmd has to read.
-		n, err = io.CopyBuffer(struct{ io.Writer }{f}, struct{ io.Reader }{pr}, make([]byte, readBuf))
+		n, err = io.CopyBuffer(w, struct{ io.Reader }{pr}, make([]byte, readBuf))
 	}
 	if err != nil {
 		return err
@@ -134,4 +140,26 @@ func copyHashed(w io.Writer, r io.Reader) (int64, string, error) {
 	}
 	close(written)
 	return n, <-sum, err
+}
+
+// windowed writes to f, starting the writeback of each window of bytes
+// once written (sync_file_range) and dropping the page cache of the window
+// before (POSIX_FADV_DONTNEED), as bgcmd's capture does.
+type windowed struct {
+	f                         *os.File
+	written, flushed, dropped int64
+}
+
+func (w *windowed) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	w.written += int64(n)
+	if w.written-w.flushed >= window {
+		fd := int(w.f.Fd())
+		_ = unix.SyncFileRange(fd, w.flushed, w.written-w.flushed, unix.SYNC_FILE_RANGE_WRITE)
+		if w.flushed > w.dropped {
+			_ = unix.Fadvise(fd, w.dropped, w.flushed-w.dropped, unix.FADV_DONTNEED)
+		}
+		w.dropped, w.flushed = w.flushed, w.written
+	}
+	return n, err
 }
