@@ -6,7 +6,10 @@
 // reader sees it at once, and in the background hashes it (sha256), counts
 // its characters and lines, and appends checkpoints to an index beside the
 // log. A byte cap, when set, is exact: the log holds precisely the cap's
-// bytes and the capture says so.
+// bytes and the capture says so. A long log streams to disk as it grows
+// (writeback starts every 8 MiB) and keeps only its last two such windows
+// in the page cache, so a job's output neither waits in memory for the
+// final fsync nor pushes the machine's other files out of the cache.
 //
 // When the job settles, a Store banks the log: it moves the file into
 // content-addressed storage (Dir/<sha[0:2]>/<sha>), keeps the index beside it,
