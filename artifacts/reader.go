@@ -243,11 +243,11 @@ func openView(src Source) (*view, error) {
 	if src.Path == "" {
 		return nil, fmt.Errorf("read: %w: empty source path", ErrInvalidPage)
 	}
-	f, err := os.Open(src.Path)
+	f, err := openFile(src.Path)
 	if errors.Is(err, os.ErrNotExist) && !src.Final {
 		// A capture creates its log at the first byte: until then a live
 		// stream is empty, not missing.
-		f, err = os.Open(os.DevNull)
+		f, err = openFile(os.DevNull)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read: %w", err)
@@ -285,7 +285,7 @@ func (v *view) index() (*index, error) {
 	if v.ix != nil {
 		return v.ix, nil
 	}
-	f, err := os.Open(v.indexPath())
+	f, err := openFile(v.indexPath())
 	if err == nil {
 		var fi os.FileInfo
 		if fi, err = f.Stat(); err == nil {
