@@ -102,7 +102,7 @@ func (v *view) span(ix *index, i, j int64) (checkpoint, []byte, error) {
 // spanBuf returns the view's reusable span buffer with length n.
 func (v *view) spanBuf(n int) []byte {
 	if cap(v.span0) < n {
-		v.span0 = make([]byte, n)
+		v.span0 = v.take(n)
 	}
 	return v.span0[:n]
 }

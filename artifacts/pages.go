@@ -25,7 +25,7 @@ func (v *view) bytesPage(o, limit int64, raw bool) (*Result, error) {
 		res.LimitCapped = o+limit < v.size
 	}
 	end := min(v.size, o+limit)
-	page := make([]byte, end-o)
+	page := v.take(int(end - o))
 	if err := v.readAt(page, o); err != nil {
 		return nil, err
 	}
@@ -121,7 +121,7 @@ func (v *view) charsPage(o, limit int64, raw bool) (*Result, error) {
 		window = limit * utf8.UTFMax
 	}
 	end := min(v.size, start+window+utf8.UTFMax)
-	buf := make([]byte, end-start)
+	buf := v.take(int(end - start))
 	if err := v.readAt(buf, start); err != nil {
 		return nil, err
 	}
@@ -153,7 +153,7 @@ func (v *view) linesPage(o, limit int64, raw bool) (*Result, error) {
 	// Read on until limit lines, MaxPageBytes or the end, doubling the
 	// read each time: a page costs about what it holds.
 	res := &Result{Unit: UnitLines, Offset: o, TotalSize: t.lines}
-	var buf []byte
+	buf := v.take(0)
 	off, n := 0, int64(0)
 	end := start
 	for want := int64(16 << 10); n < limit && end < v.size && end-start < MaxPageBytes; want *= 2 {

@@ -232,8 +232,9 @@ type view struct {
 	// needChars makes totals count characters and span check the index's
 	// character counts; pages by lines only need lines.
 	needChars bool
-	buf       []byte // scratch for scans
-	span0     []byte // the bytes of the last span
+	buf       []byte   // scratch for scans
+	span0     []byte   // the bytes of the last span
+	taken     [][]byte // buffers from readBufs, given back at close
 }
 
 // scanChunk is how much a scan (tail, grep) reads at a time.
@@ -266,6 +267,7 @@ func openView(src Source) (*view, error) {
 }
 
 func (v *view) close() {
+	v.giveBack()
 	_ = v.f.Close()
 	if v.ixf != nil {
 		_ = v.ixf.Close()
@@ -364,7 +366,7 @@ func (v *view) readAt(b []byte, off int64) error {
 // scratch returns the view's scan buffer.
 func (v *view) scratch() []byte {
 	if v.buf == nil {
-		v.buf = make([]byte, scanChunk)
+		v.buf = v.take(scanChunk)
 	}
 	return v.buf
 }
