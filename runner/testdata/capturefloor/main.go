@@ -4,7 +4,8 @@
 // a new file that is then fsynced and removed, with no bgcmd code. It
 // treats the file's page cache as bgcmd's capture does: every 8 MiB it
 // starts the writeback of what it wrote and lets go of the cache of the 8
-// MiB before (so that the floor does no more I/O work than bgcmd). With
+// MiB before, so that its CPU figures count the same I/O work as bgcmd's,
+// none of it left to the kernel's flusher threads. With
 // -hash a second goroutine takes the sha256 of each chunk once it is
 // written, as bgcmd hashes beside its copy.
 //
