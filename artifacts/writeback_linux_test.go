@@ -58,11 +58,13 @@ func TestALongLogCyclesThroughTwoWindowsOfCache(t *testing.T) {
 	require.Equal(t, perWindow, last, "pages of the last window cached")
 
 	require.NoError(t, c.Close())
-	require.Equal(t, hex.EncodeToString(h.Sum(nil)), c.Summary().SHA256)
+	want := hex.EncodeToString(h.Sum(nil))
+	require.Equal(t, want, c.Summary().SHA256)
 	got, err := os.ReadFile(path)
 	require.NoError(t, err)
 	require.Equal(t, int64(windows*writebackEvery), int64(len(got)))
-	require.Equal(t, hex.EncodeToString(h.Sum(nil)), func() string { s := sha256.Sum256(got); return hex.EncodeToString(s[:]) }())
+	sum := sha256.Sum256(got)
+	require.Equal(t, want, hex.EncodeToString(sum[:]))
 }
 
 // residentPages maps the first size bytes of path and returns, for each
