@@ -3,7 +3,6 @@ package runner_test
 import (
 	"context"
 	"os/exec"
-	"sync"
 	"testing"
 	"time"
 
@@ -45,42 +44,6 @@ func BenchmarkRawExecTrue(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
-}
-
-// BenchmarkLifecycleTrueConcurrent4: the same lifecycle with 4 starters.
-func BenchmarkLifecycleTrueConcurrent4(b *testing.B) {
-	e := benchEnv(b, false, "/bin/true")
-	ctx := context.Background()
-	var next sync.Mutex
-	n := 0
-	b.ResetTimer()
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				next.Lock()
-				if n >= b.N {
-					next.Unlock()
-					return
-				}
-				n++
-				next.Unlock()
-				j, err := e.r.Start(ctx, []string{"/bin/true"}, runner.StartOptions{})
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				if _, err := e.r.Await(ctx, j.ID, time.Minute); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
 }
 

@@ -8,8 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -105,33 +103,6 @@ func percentile(d []time.Duration, p int) time.Duration {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// BenchmarkRawExecTrueConcurrent4 is the baseline of
-// runner.BenchmarkLifecycleTrueConcurrent4: four goroutines running
-// exec.Command("/bin/true").Run() as fast as they can.
-func BenchmarkRawExecTrueConcurrent4(b *testing.B) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, 4)
-	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for next.Add(1) <= int64(b.N) {
-				if err := exec.Command("/bin/true").Run(); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		b.Fatal(err)
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
-}
 
 // BenchmarkMCPRunCommandBg times one run_command_bg call of /bin/true
 // through a running `bgcmd mcp` (the real binary over stdio, driven by the
