@@ -4,7 +4,8 @@
 // synchronous=NORMAL (bgcmd's regime), in one immediate transaction; then it
 // starts a second process (itself re-executed, as bgcmd starts a detached
 // supervisor), which starts the command and reports on a pipe once it runs;
-// the first process prints the row's id and exits on that report.
+// the first process prints the row's id and the second process's pid (which
+// outlives it until the command ends) and exits on that report.
 //
 // Usage: clifloor DB ARGV... (the second process is clifloor -child ARGV...).
 package main
@@ -77,7 +78,7 @@ func run(path string, argv []string) error {
 	if err != nil || line != "ok\n" {
 		return fmt.Errorf("child reported %q: %v", line, err)
 	}
-	fmt.Println(id)
+	fmt.Println(id, cmd.Process.Pid)
 	return nil
 }
 
