@@ -26,10 +26,10 @@ import (
 // jobs each way, the ways in turn, and reports each way's time per job (the
 // median over the blocks, with its range; ns/op is bgcmd's). Blocks, not
 // single jobs in turn: what a job leaves running once it returns (bgcmd's
-// recycling of the job's directory, its reaper's sweep, the Go runtime's
-// monitor of a process that was busy) then slows the next job of its own
-// way, as it does in a host running one job after another, and not the
-// baseline. Measured in the same sitting, a busy neighbour slows all three
+// recycling of the job's directory, and the Go runtime's monitor threads of
+// the host and of the reaper, which poll every 20 µs for a while after each
+// burst of work) then slows the next job of its own way, as it does in a
+// host running one job after another, and not the baseline. Measured in the same sitting, a busy neighbour slows all three
 // ways alike; timed in separate benchmarks minutes apart, a ratio says as
 // much about the machine's load as about bgcmd.
 func BenchmarkLifecycleInTurn(b *testing.B) {
