@@ -2,11 +2,9 @@ package runner_test
 
 import (
 	"context"
-	"os/exec"
 	"testing"
 	"time"
 
-	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/runner"
 )
 
@@ -25,24 +23,16 @@ func BenchmarkLifecycleTrue(b *testing.B) {
 	e := benchEnv(b, false, "/bin/true")
 	ctx := context.Background()
 	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		j, err := e.r.Start(ctx, []string{"/bin/true"}, runner.StartOptions{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if s, err := e.r.Await(ctx, j.ID, time.Minute); err != nil || s.State != bgcmd.StateExited {
-			b.Fatalf("%v %v", err, s)
-		}
+	for range b.N {
+		lifecycle(b, ctx, e.r)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
 }
 
 // BenchmarkRawExecTrue is the baseline: exec.Command("/bin/true").Run().
 func BenchmarkRawExecTrue(b *testing.B) {
-	for i := 0; i < b.N; i++ {
-		if err := exec.Command("/bin/true").Run(); err != nil {
-			b.Fatal(err)
-		}
+	for range b.N {
+		rawExec(b)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
 }
