@@ -9,22 +9,21 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/internal/jobstore"
+	"github.com/bgcmd/bgcmd/internal/spawn"
 )
 
 // SuperviseCommand is the hidden first argument with which the bgcmd binary
 // is re-executed as a detached supervisor.
-const SuperviseCommand = "__supervise"
+const SuperviseCommand = spawn.Command
 
 // supervisorHello is the first line a detached supervisor writes on its
 // report pipe, before anything else. A binary that does not call
@@ -365,56 +364,38 @@ func (r *Runner) openMsg() openMsg {
 		Host: r.store.Host(), HostID: r.store.HostID(), ShareArtifacts: r.store.SharesArtifacts()}
 }
 
-// spawnSupervisor starts the binary as a detached supervisor (its own
-// session, the root as its directory, none of the host's environment but
-// what it needs) and sends it the store to open. logf, when not nil, is its
-// stdout and stderr from the start.
+// spawnSupervisor starts the binary as a detached supervisor (spawn.Start)
+// and sends it the store to open. logf, when not nil, is its stdout and
+// stderr from the start.
 func spawnSupervisor(binary string, om openMsg, logf *os.File) (*supProc, error) {
-	conn, supConn, err := socketPair()
+	var hold func(*os.File)
+	if h := heldPeers.Load(); h != nil {
+		hold = *h
+	}
+	sp, err := spawn.Start(binary, logf, hold)
 	if err != nil {
-		return nil, fmt.Errorf("start supervisor: %w", err)
+		return nil, err
 	}
-	statusR, statusW, err := os.Pipe()
-	if err != nil {
-		conn.Close()
-		supConn.Close()
-		return nil, fmt.Errorf("start supervisor: %w", err)
-	}
-	cmd := &exec.Cmd{
-		Path: binary, Args: []string{binary, SuperviseCommand},
-		Env: supervisorEnv(),
-		Dir: "/",
-		// fd 3: the hand-over socket; fd 4: the startup report.
-		ExtraFiles:  []*os.File{supConn, statusW},
-		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
-	}
-	if logf != nil {
-		cmd.Stdout, cmd.Stderr = logf, logf
-	}
-	err = cmd.Start()
-	if hold := heldPeers.Load(); hold != nil && err == nil {
-		(*hold)(supConn)
-	}
-	supConn.Close()
-	statusW.Close()
-	if err != nil {
-		conn.Close()
-		statusR.Close()
-		return nil, fmt.Errorf("start detached supervisor %s: %w (check that the bgcmd binary exists and is executable)", binary, err)
-	}
+	return adoptSupervisor(sp, om), nil
+}
+
+// adoptSupervisor makes the just started supervisor sp this host's: it is
+// reaped if it ends while this host lives, and sent the store to open.
+func adoptSupervisor(sp *spawn.Proc, om openMsg) *supProc {
+	pid := sp.Process.Pid
 	exited := make(chan struct{})
 	go func() { // reap it if it ends while this host lives
-		_ = cmd.Wait()
-		if f := supervisorExited.Load(); f != nil {
-			(*f)(cmd.Process.Pid, cmd.ProcessState)
+		ps, _ := sp.Process.Wait()
+		if f := supervisorExited.Load(); f != nil && ps != nil {
+			(*f)(pid, ps)
 		}
 		close(exited)
 	}()
 	// A supervisor that died at once fails the next write, or leaves its
 	// report pipe at end of file: the job's hand-over says which.
-	_ = sendLine(conn, &om)
-	return &supProc{pid: cmd.Process.Pid, start: processStart(cmd.Process.Pid), conn: conn, status: statusR, om: om,
-		exited: exited}, nil
+	_ = sendLine(sp.Conn, &om)
+	return &supProc{pid: pid, start: processStart(pid), conn: sp.Conn, status: sp.Status, om: om,
+		exited: exited}
 }
 
 // heldPeers, when set (by tests), is given each new supervisor's end of
@@ -497,18 +478,6 @@ func relayable(text string) string {
 		}
 		return c
 	}, strings.ToValidUTF8(text, ""))
-}
-
-// supervisorEnv is the supervisor's own environment: only what it needs to
-// run, never the job's (which travels in the spec).
-func supervisorEnv() []string {
-	var env []string
-	for _, k := range []string{"PATH", "TMPDIR", "GORACE", "GOCOVERDIR"} {
-		if v, ok := os.LookupEnv(k); ok {
-			env = append(env, k+"="+v)
-		}
-	}
-	return env
 }
 
 // MaybeSupervise turns this process into a detached supervisor when it was

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bgcmd/bgcmd/internal/jobstore"
+	"github.com/bgcmd/bgcmd/internal/spawn"
 )
 
 // A host hands a detached supervisor its work over a unix socket on the
@@ -191,23 +192,6 @@ func (lr *lineReader) take() (cwd, logf, status *os.File, err error) {
 	return cwd, logf, status, nil
 }
 
-// socketPair returns the two ends of a unix stream socket, close-on-exec.
-// The host's end is non-blocking, read and written through the runtime's
-// poller: closing it ends a read that waits on it (a supervisor asked back
-// is waited for that way).
-func socketPair() (host, sup *os.File, err error) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, nil, fmt.Errorf("socketpair: %w", err)
-	}
-	if err := unix.SetNonblock(fds[0], true); err != nil {
-		unix.Close(fds[0])
-		unix.Close(fds[1])
-		return nil, nil, fmt.Errorf("socketpair: %w", err)
-	}
-	return os.NewFile(uintptr(fds[0]), "handoff"), os.NewFile(uintptr(fds[1]), "handoff"), nil
-}
-
 // spareCount is how many spare supervisors a runner that keeps spares
 // (Options.Spare) has started ahead of need. One is not enough for calls
 // that follow each other closely: the spare that replaces a taken one is
@@ -329,7 +313,9 @@ type Prestarted struct{ p *supProc }
 // (Options.Prestarted). opts are the jobstore.Options the host opens the
 // store with; Host and HostID must be set. The supervisor holds no job and
 // no environment until it is handed one; Close lets it exit when no runner
-// takes it.
+// takes it. When this process started one of binary earlier still (bgcmd's
+// main does, while it initialises: internal/spawn.StartEarly), that one is
+// sent the store and used.
 func Prestart(binary string, opts jobstore.Options) (*Prestarted, error) {
 	if opts.Host == "" || opts.HostID == "" {
 		return nil, errors.New("prestart supervisor: the store's Host and HostID must be set")
@@ -341,8 +327,12 @@ func Prestart(binary string, opts jobstore.Options) (*Prestarted, error) {
 			return nil, fmt.Errorf("prestart supervisor: %w", err)
 		}
 	}
-	p, err := spawnSupervisor(binary, openMsg{DBPath: path, DB: opts.DSN, Host: opts.Host,
-		HostID: opts.HostID, ShareArtifacts: opts.ShareArtifacts, JobFollows: true}, nil)
+	om := openMsg{DBPath: path, DB: opts.DSN, Host: opts.Host,
+		HostID: opts.HostID, ShareArtifacts: opts.ShareArtifacts, JobFollows: true}
+	if sp := spawn.TakeEarly(binary); sp != nil {
+		return &Prestarted{p: adoptSupervisor(sp, om)}, nil
+	}
+	p, err := spawnSupervisor(binary, om, nil)
 	if err != nil {
 		return nil, err
 	}

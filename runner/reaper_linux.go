@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/bgcmd/bgcmd/internal/spawn"
 )
 
 // ReapCommand is the hidden first argument with which the runner's Binary
@@ -134,7 +136,7 @@ func (p *reaperPool) spawn(binary string) (*reaperProc, error) {
 	}
 	conn := c.(*net.UnixConn)
 	cmd := &exec.Cmd{
-		Path: binary, Args: []string{binary, ReapCommand}, Env: supervisorEnv(), Dir: "/",
+		Path: binary, Args: []string{binary, ReapCommand}, Env: spawn.Env(), Dir: "/",
 		ExtraFiles:  []*os.File{reaperF},
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
 	}

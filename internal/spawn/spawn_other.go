@@ -1,0 +1,9 @@
+//go:build !linux
+
+package spawn
+
+// StartEarly does nothing here: detached supervisors are for Linux.
+func StartEarly() {}
+
+// DiscardEarly does nothing here.
+func DiscardEarly() {}
