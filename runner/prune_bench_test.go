@@ -1,3 +1,5 @@
+//go:build linux
+
 package runner_test
 
 import (
@@ -5,10 +7,14 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -120,17 +126,21 @@ func seedSettled(b *testing.B, path, artDir string, n int) []seededJob {
 
 // pruneFloor deletes the seeded jobs' rows by key, a batch of
 // jobstore.DefaultPruneBatch jobs per transaction as bgcmd does (their
-// artifacts, their events, the jobs), then unlinks their files, through a
+// artifacts, their events, the jobs), and unlinks their files, through a
 // connection opened as bgcmd's writer is. It deletes the way bgcmd's prune
 // does, so that the floor is what those statements cost and no more: the
 // log checkpointed every 16 MiB and once at the end, and each batch's jobs
 // taken out of the job_hours roll-up by one statement per roll-up row while
-// job_hours_bulk holds the delete trigger off. It returns the time taken.
+// job_hours_bulk holds the delete trigger off. It unlinks the way bgcmd's
+// prune does too (floorUnlinker): each batch's files once it has
+// committed, while the next batch is deleted, several directories at once.
+// It returns the time taken.
 func pruneFloor(b *testing.B, path string, jobs []seededJob) time.Duration {
 	db := openWriterDB(b, path)
 	require.NoError(b, db.Ping())
 	var rows int64
 	start := time.Now()
+	unlinker := startFloorUnlinker()
 	_, err := db.Exec(`PRAGMA wal_autocheckpoint = 4096`)
 	require.NoError(b, err)
 	for from := 0; from < len(jobs); from += jobstore.DefaultPruneBatch {
@@ -166,15 +176,14 @@ func pruneFloor(b *testing.B, path string, jobs []seededJob) time.Duration {
 		_, err = tx.Exec(`DELETE FROM job_hours_bulk`)
 		require.NoError(b, err)
 		require.NoError(b, tx.Commit())
+		unlinker.batches <- batch
 	}
 	_, err = db.Exec(`PRAGMA wal_checkpoint(PASSIVE)`)
 	require.NoError(b, err)
-	for _, j := range jobs {
-		for _, f := range j.files {
-			require.NoError(b, os.Remove(f))
-		}
-	}
+	removed, err := unlinker.finish()
 	took := time.Since(start)
+	require.NoError(b, err)
+	require.Equal(b, 2*len(jobs), removed, "a file and an index each")
 	require.EqualValues(b, 4*len(jobs), rows, "a job, two events and an artifact row each")
 	var left int
 	require.NoError(b, db.QueryRow(`SELECT COUNT(*) FROM job_hours`).Scan(&left))
@@ -200,3 +209,86 @@ const floorRollOut = `UPDATE job_hours SET jobs = jobs - g.n, ran = ran - g.runs
 			CASE WHEN started_at IS NOT NULL AND finished_at IS NOT NULL
 			THEN (julianday(finished_at) - julianday(started_at)) * 86400000.0 END AS ms
 			FROM jobs WHERE id IN `
+
+// floorUnlinker is pruneFloor's unlinking, done as bgcmd's prune does its
+// own with no bgcmd code: one goroutine takes each committed batch while
+// the next is deleted, groups its files by directory, and unlinks them
+// relative to each directory, opened once, floorUnlinkWorkers directories
+// at once (bgcmd's removeWorkers).
+type floorUnlinker struct {
+	batches chan []seededJob
+	done    chan struct{}
+	removed atomic.Int64
+	mu      sync.Mutex
+	errs    []error
+}
+
+const floorUnlinkWorkers = 8
+
+func startFloorUnlinker() *floorUnlinker {
+	u := &floorUnlinker{batches: make(chan []seededJob, 64), done: make(chan struct{})}
+	go func() {
+		defer close(u.done)
+		for batch := range u.batches {
+			u.unlink(batch)
+		}
+	}()
+	return u
+}
+
+// unlink removes one batch's files.
+func (u *floorUnlinker) unlink(batch []seededJob) {
+	byDir := map[string][]string{}
+	var dirs []string
+	for _, j := range batch {
+		for _, f := range j.files {
+			d := filepath.Dir(f)
+			if byDir[d] == nil {
+				dirs = append(dirs, d)
+			}
+			byDir[d] = append(byDir[d], filepath.Base(f))
+		}
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(floorUnlinkWorkers, len(dirs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < len(dirs); i = int(next.Add(1)) - 1 {
+				u.unlinkIn(dirs[i], byDir[dirs[i]])
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// unlinkIn unlinks names from dir, opened once.
+func (u *floorUnlinker) unlinkIn(dir string, names []string) {
+	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		u.fail(fmt.Errorf("open %s: %w", dir, err))
+		return
+	}
+	defer syscall.Close(fd)
+	for _, name := range names {
+		if err := syscall.Unlinkat(fd, name); err != nil {
+			u.fail(fmt.Errorf("unlink %s: %w", filepath.Join(dir, name), err))
+			continue
+		}
+		u.removed.Add(1)
+	}
+}
+
+func (u *floorUnlinker) fail(err error) {
+	u.mu.Lock()
+	u.errs = append(u.errs, err)
+	u.mu.Unlock()
+}
+
+// finish waits for the batches sent and returns how many files went.
+func (u *floorUnlinker) finish() (int, error) {
+	close(u.batches)
+	<-u.done
+	return int(u.removed.Load()), errors.Join(u.errs...)
+}
