@@ -257,7 +257,13 @@ func startBenchWorkers(b *testing.B, path, dsn, mode string, n, jobsEach int) []
 
 // rawWriter runs the store's Create and Settle statements on a bare
 // connection.
-type rawWriter struct{ db *sql.DB }
+type rawWriter struct {
+	db *sql.DB
+	// The statements, prepared once as the store keeps its own prepared
+	// on each connection: a floor that parsed its SQL in every
+	// transaction would pay what the store does not.
+	insertJob, insertEvent, settleJob *sql.Stmt
+}
 
 // newRawWriter opens path as the store's writer does: the same pragmas,
 // immediate transactions, one connection.
@@ -273,8 +279,31 @@ func newRawWriter(path string) (*rawWriter, error) {
 		return nil, err
 	}
 	db.SetMaxOpenConns(1)
-	return &rawWriter{db: db}, db.Ping()
+	w := &rawWriter{db: db}
+	for _, p := range []struct {
+		stmt **sql.Stmt
+		sql  string
+	}{{&w.insertJob, rawInsertJobSQL}, {&w.insertEvent, rawInsertEventSQL}, {&w.settleJob, rawSettleSQL}} {
+		if *p.stmt, err = db.Prepare(p.sql); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
+	return w, nil
 }
+
+// The statements of rawWriter's transactions.
+const (
+	rawInsertJobSQL = `INSERT INTO jobs (id, session, host, argv, exe,
+			cwd, env_replaced, env_names, timeout_ms, kill_grace_ms, max_output_bytes,
+			labels, state, supervisor_pid, supervisor_start, boot_id, detached, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	rawInsertEventSQL = `INSERT INTO job_events (job_id, from_state, to_state, at, detail)
+		VALUES (?, ?, ?, ?, ?)`
+	rawSettleSQL = `UPDATE jobs SET state = ?, exit_code = ?, signal = ?,
+		error = ?, finished_at = ? WHERE id = ? AND state = 'running'
+		AND (? = 0 OR supervisor_pid = ?) RETURNING ` + rawJobColumns
+)
 
 func openRawWriter(b *testing.B, path string) *rawWriter {
 	w, err := newRawWriter(path)
@@ -302,16 +331,12 @@ func (w *rawWriter) create(id, session string) error {
 		return err
 	}
 	defer tx.Rollback()
-	if _, err := tx.Exec(`INSERT INTO jobs (id, session, host, argv, exe,
-			cwd, env_replaced, env_names, timeout_ms, kill_grace_ms, max_output_bytes,
-			labels, state, supervisor_pid, supervisor_start, boot_id, detached, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	if _, err := tx.Stmt(w.insertJob).Exec(
 		id, session, "test-host", `["/bin/true"]`, "/bin/true", "/", false, "[]", 60000, 1000,
 		1<<20, "{}", "running", 0, 0, "", false, at); err != nil {
 		return err
 	}
-	if _, err := tx.Exec(`INSERT INTO job_events (job_id, from_state, to_state, at, detail)
-		VALUES (?, ?, ?, ?, ?)`, id, nil, "running", at, "{}"); err != nil {
+	if _, err := tx.Stmt(w.insertEvent).Exec(id, nil, "running", at, "{}"); err != nil {
 		return err
 	}
 	return tx.Commit()
@@ -334,14 +359,10 @@ func (w *rawWriter) settle(id string, code *int) error {
 	for i := range cols {
 		cols[i] = new(any)
 	}
-	if err := tx.QueryRow(`UPDATE jobs SET state = ?, exit_code = ?, signal = ?,
-		error = ?, finished_at = ? WHERE id = ? AND state = 'running'
-		AND (? = 0 OR supervisor_pid = ?) RETURNING `+rawJobColumns,
-		"exited", exit, "", "", at, id, 0, 0).Scan(cols...); err != nil {
+	if err := tx.Stmt(w.settleJob).QueryRow("exited", exit, "", "", at, id, 0, 0).Scan(cols...); err != nil {
 		return err
 	}
-	if _, err := tx.Exec(`INSERT INTO job_events (job_id, from_state, to_state, at, detail)
-		VALUES (?, ?, ?, ?, ?)`, id, "running", "exited", at, "{}"); err != nil {
+	if _, err := tx.Stmt(w.insertEvent).Exec(id, "running", "exited", at, "{}"); err != nil {
 		return err
 	}
 	return tx.Commit()
