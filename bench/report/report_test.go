@@ -162,7 +162,7 @@ BenchmarkCheck-2   	   39477	     30200 ns/op
 
 func TestMarkdownShowsEachFigureItsSpreadAndWhetherItsAimIsMet(t *testing.T) {
 	out := `pkg: github.com/bgcmd/bgcmd/runner
-BenchmarkReconcile1000Orphans-2   	       1	2500000000 ns/op	      700 floor-ms/1000-orphans	     800 max-floor-ms/1000-orphans	     3000 max-ms/1000-orphans	3000000000 max-ns/op	      650 min-floor-ms/1000-orphans	     1500 min-ms/1000-orphans	1500000000 min-ns/op	     2500 ms/1000-orphans	         3 samples
+BenchmarkReconcile1000Orphans-2   	       1	2500000000 ns/op	      700 jobwise-ms/1000-orphans	     800 max-jobwise-ms/1000-orphans	     3000 max-ms/1000-orphans	3000000000 max-ns/op	      650 min-jobwise-ms/1000-orphans	     1500 min-ms/1000-orphans	1500000000 min-ns/op	     2500 ms/1000-orphans	         3 samples
 BenchmarkCaptureLargeWrites-2     	       1	 900000000 ns/op	  1200 MB/s	  900 direct-MB/s	 20000 idle-peak-rss-KiB	1300 max-MB/s	1000 max-direct-MB/s	 20100 max-idle-peak-rss-KiB	950000000 max-ns/op	 30000 max-peak-rss-KiB	1600 max-pipe-MB/s	1100 min-MB/s	800 min-direct-MB/s	 19900 min-idle-peak-rss-KiB	850000000 min-ns/op	 29000 min-peak-rss-KiB	1400 min-pipe-MB/s	 40000 peak-rss-KiB	1500 pipe-MB/s	3 samples
 pkg: github.com/bgcmd/bgcmd/policy
 BenchmarkCheck-2   	   39477	     30200 ns/op
@@ -200,13 +200,13 @@ BenchmarkCheckBaselineEvalSymlinks-2   	   39477	     10000 ns/op
 	require.Contains(t, md, "capture size 64 MiB")
 	require.Contains(t, md, "figures: 2 meet their aim, 2 miss it,")
 	require.Equal(t, "| durability | Reconcile 1,000 orphaned jobs | 2,500 ms/1000-orphans (min 1,500, max 3,000, 3 samples) <sub>runner/Reconcile1000Orphans</sub> | "+
-		"700 floor-ms/1000-orphans (min 650, max 800, 3 samples) <sub>runner/Reconcile1000Orphans</sub> | 3.57× baseline time | "+
+		"700 jobwise-ms/1000-orphans (min 650, max 800, 3 samples) <sub>runner/Reconcile1000Orphans</sub> | 3.57× baseline time | "+
 		figures[indexOf(t, "Reconcile 1,000 orphaned jobs")].Aim+" | **no** |", row("Reconcile 1,000 orphaned jobs"))
 	require.Contains(t, row("Capture, 1 MiB writes (dd bs=1M), against the pipe floor"), "| 80.0% of baseline speed |")
 	require.True(t, strings.HasSuffix(row("Capture, 1 MiB writes (dd bs=1M), against the pipe floor"), "| yes |"))
 	require.Contains(t, row("Detached supervisor peak RSS over one capture (1 MiB writes)"), "| 2.00× baseline size |")
 	require.Contains(t, row("Prune 100,000 settled jobs with their files"), "| not measured |")
-	require.Contains(t, md, "| runner | BenchmarkReconcile1000Orphans | 1 | 2.50 s/op (min 1.50 s, max 3.00 s, 3 samples), 700 floor-ms/1000-orphans (min 650, max 800, 3 samples), 2,500 ms/1000-orphans (min 1,500, max 3,000, 3 samples), 3 samples |")
+	require.Contains(t, md, "| runner | BenchmarkReconcile1000Orphans | 1 | 2.50 s/op (min 1.50 s, max 3.00 s, 3 samples), 700 jobwise-ms/1000-orphans (min 650, max 800, 3 samples), 2,500 ms/1000-orphans (min 1,500, max 3,000, 3 samples), 3 samples |")
 	require.NotContains(t, md, "min-ms/1000-orphans", "the range is shown with its median, not as metrics of its own")
 }
 
