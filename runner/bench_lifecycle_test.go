@@ -29,9 +29,10 @@ import (
 // recycling of the job's directory, and the Go runtime's monitor threads of
 // the host and of the reaper, which poll every 20 µs for a while after each
 // burst of work) then slows the next job of its own way, as it does in a
-// host running one job after another, and not the baseline. Measured in the same sitting, a busy neighbour slows all three
-// ways alike; timed in separate benchmarks minutes apart, a ratio says as
-// much about the machine's load as about bgcmd.
+// host running one job after another, and not the baseline. Measured in the
+// same sitting, a busy neighbour slows all three ways alike; timed in
+// separate benchmarks minutes apart, a ratio says as much about the
+// machine's load as about bgcmd.
 func BenchmarkLifecycleInTurn(b *testing.B) {
 	e := benchEnv(b, false, "/bin/true")
 	floor := newLifecycleFloor(b)

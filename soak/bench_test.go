@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -17,7 +16,7 @@ import (
 
 	"github.com/bgcmd/bgcmd/internal/benchkit"
 	"github.com/bgcmd/bgcmd/internal/jobstore"
-	"github.com/bgcmd/bgcmd/runner"
+	"github.com/bgcmd/bgcmd/internal/testkit"
 )
 
 // BenchmarkCLIRun times `bgcmd run -- /bin/true` (the real binary, a
@@ -149,13 +148,8 @@ func (h *home) supervisors() []int {
 		h.t.Fatal(err)
 	}
 	var pids []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || !strings.HasSuffix(cmdline(pid), " "+runner.SuperviseCommand) {
-			continue
-		}
-		if exe, err := os.Stat("/proc/" + e.Name() + "/exe"); err == nil && os.SameFile(exe, bin) {
+	for _, pid := range testkit.Supervisors() {
+		if exe, err := os.Stat("/proc/" + strconv.Itoa(pid) + "/exe"); err == nil && os.SameFile(exe, bin) {
 			pids = append(pids, pid)
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bgcmd/bgcmd/internal/testkit"
 )
 
 // supervisorsMarked returns the pids of the detached supervisors whose
@@ -18,19 +20,9 @@ import (
 // from every other test's.
 func supervisorsMarked(t *testing.T, tmp string) []int {
 	t.Helper()
-	ents, err := os.ReadDir("/proc")
-	require.NoError(t, err)
 	var pids []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil || !strings.HasSuffix(string(cmdline), "\x00__supervise\x00") {
-			continue
-		}
-		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+	for _, pid := range testkit.Supervisors() {
+		env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 		if err == nil && strings.Contains("\x00"+string(env), "\x00TMPDIR="+tmp+"\x00") {
 			pids = append(pids, pid)
 		}

@@ -61,34 +61,35 @@ func Start(binary string, logf *os.File, hold func(*os.File)) (*Proc, error) {
 		return nil, fmt.Errorf("start supervisor: %w", err)
 	}
 	defer statusW.Close()
-	stdin, err := os.Open(os.DevNull)
-	if err == nil {
-		defer stdin.Close()
-		if logf == nil {
-			logf, err = os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-			if err == nil {
-				defer logf.Close()
-			}
-		}
-	}
-	var p *os.Process
-	if err == nil {
-		// os.StartProcess rather than os/exec: os/exec's imports are
-		// initialised among the binary's last packages (see StartEarly).
-		p, err = os.StartProcess(binary, []string{binary, Command}, &os.ProcAttr{
-			Dir: "/", Env: Env(),
-			// 3: the hand-over socket; 4: the report.
-			Files: []*os.File{stdin, logf, logf, supConn, statusW},
-			Sys:   &syscall.SysProcAttr{Setsid: true},
-		})
-	}
-	if hold != nil && err == nil {
-		hold(supConn)
-	}
-	if err != nil {
+	fail := func(err error) (*Proc, error) {
 		conn.Close()
 		statusR.Close()
-		return nil, fmt.Errorf("start detached supervisor %s: %w (check that the bgcmd binary exists and is executable)", binary, err)
+		return nil, err
+	}
+	stdin, err := os.Open(os.DevNull)
+	if err != nil {
+		return fail(fmt.Errorf("start supervisor: %w", err))
+	}
+	defer stdin.Close()
+	if logf == nil {
+		if logf, err = os.OpenFile(os.DevNull, os.O_WRONLY, 0); err != nil {
+			return fail(fmt.Errorf("start supervisor: %w", err))
+		}
+		defer logf.Close()
+	}
+	// os.StartProcess rather than os/exec: os/exec's imports are
+	// initialised among the binary's last packages (see StartEarly).
+	p, err := os.StartProcess(binary, []string{binary, Command}, &os.ProcAttr{
+		Dir: "/", Env: Env(),
+		// 3: the hand-over socket; 4: the report.
+		Files: []*os.File{stdin, logf, logf, supConn, statusW},
+		Sys:   &syscall.SysProcAttr{Setsid: true},
+	})
+	if err != nil {
+		return fail(fmt.Errorf("start detached supervisor %s: %w (check that the bgcmd binary exists and is executable)", binary, err))
+	}
+	if hold != nil {
+		hold(supConn)
 	}
 	return &Proc{Process: p, Conn: conn, Status: statusR}, nil
 }

@@ -87,3 +87,16 @@ func isSupervisor(pid int) bool {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 	return err == nil && strings.Contains(string(b), "\x00"+runner.SuperviseCommand)
 }
+
+// Supervisors returns the pids of every live detached supervisor process of
+// the machine; callers tell their own apart (by binary, by environment).
+func Supervisors() []int {
+	ents, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range ents {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && isSupervisor(pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
