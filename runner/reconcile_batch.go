@@ -69,28 +69,76 @@ func (r *Runner) reconcileDead(ctx context.Context, recs []*jobstore.Record, rep
 		return []error{fmt.Errorf("reconcile: %w", err)}
 	}
 	defer unlock()
-	// Read the jobs again under the lock, as reconcileJob does: one query.
-	now, err := r.store.RunningOnHost(ctx)
+	// Read the jobs' supervisors again under the lock, as reconcileJob
+	// reads its job: one query.
+	fresh, err := r.store.RunningSupervisors(ctx)
 	if err != nil {
 		return []error{fmt.Errorf("reconcile: %w", err)}
 	}
-	fresh := make(map[string]*jobstore.Record, len(now))
-	for _, rec := range now {
-		fresh[rec.ID] = rec
-	}
+	// Take every batch over first: the claims are short transactions, and
+	// the files of one batch are then handled while the next waits for
+	// nothing but the store.
 	var errs []error
-	var settled []string
+	var batches [][]*orphanJob
 	for len(dead) > 0 {
 		n := min(len(dead), reconcileBatchSize)
-		ids, berrs := r.reconcileBatch(ctx, dead[:n], fresh, rep)
-		settled = append(settled, ids...)
-		errs = append(errs, berrs...)
+		jobs, cerrs := r.claimBatch(ctx, dead[:n], fresh, rep)
+		errs = append(errs, cerrs...)
+		if len(jobs) > 0 {
+			batches = append(batches, jobs)
+		}
 		dead = dead[n:]
 	}
+	if len(batches) == 0 {
+		return errs
+	}
+	settled, serrs := r.settleBatches(ctx, batches, rep)
+	errs = append(errs, serrs...)
 	if len(settled) > 0 {
 		r.afterReconcile(ctx, settled)
 	}
 	return errs
+}
+
+// settleBatches banks the logs of each batch of claimed jobs and settles
+// them, a batch at a time, in order. The files of the next batch are
+// handled (system calls that mostly wait on the filesystem, then one sync
+// of it) while the store settles the batch before (which is CPU): a
+// batch's settle still comes after the sync that made its banked logs
+// durable. The artifacts lock is held, shared, until the last settle, so
+// no prune removes a banked log before a row references it. It returns
+// the ids of the jobs it settled.
+func (r *Runner) settleBatches(ctx context.Context, batches [][]*orphanJob, rep *ReconcileReport) ([]string, []error) {
+	unlockArts, err := r.arts.Lock(false)
+	if err != nil {
+		return nil, []error{fmt.Errorf("reconcile: %w", err)}
+	}
+	defer unlockArts()
+	bank := linkBanker{&artifacts.Store{Dir: r.arts.Dir, DeferSync: true}}
+	type banked struct {
+		jobs []*orphanJob
+		err  error // the sync's: the batch is left claimed, unsettled
+	}
+	ready := make(chan banked, 1)
+	go func() {
+		defer close(ready)
+		for _, jobs := range batches {
+			inParallel(len(jobs), reconcileWorkers, func(i int) { r.prepareSettle(ctx, jobs[i], bank) })
+			ready <- banked{jobs: jobs, err: r.arts.SyncFS()}
+		}
+	}()
+	var settled []string
+	var errs []error
+	for b := range ready {
+		if b.err != nil {
+			errs = append(errs, fmt.Errorf("reconcile: %w", b.err))
+			continue
+		}
+		ids, berrs := r.settleBatch(ctx, b.jobs, rep)
+		settled = append(settled, ids...)
+		errs = append(errs, berrs...)
+	}
+	return settled, errs
 }
 
 // afterReconcile is the rest of afterSettle for the jobs a reconcile
@@ -144,21 +192,34 @@ type orphanJob struct {
 	res  reconcileResult
 }
 
-// reconcileBatch settles the dead jobs of batch; fresh is what the store
-// said of the running jobs under the reconcile lock. It returns the ids of
-// the jobs it settled.
-func (r *Runner) reconcileBatch(ctx context.Context, batch []*jobstore.Record, fresh map[string]*jobstore.Record, rep *ReconcileReport) ([]string, []error) {
+// claimBatch takes over the dead jobs of batch from their supervisors, in
+// one transaction; fresh is what the store said of the running jobs'
+// supervisors under the reconcile lock. It returns the jobs it claimed.
+func (r *Runner) claimBatch(ctx context.Context, batch []*jobstore.Record, fresh map[string]jobstore.SupervisorRef, rep *ReconcileReport) ([]*orphanJob, []error) {
 	var errs []error
 	var claims []jobstore.ClaimParams
 	var jobs []*orphanJob
 	for _, rec := range batch {
-		now := fresh[rec.ID]
-		if now == nil {
+		now, ok := fresh[rec.ID]
+		if !ok {
 			rep.Lost++ // settled (or pruned) meanwhile
 			continue
 		}
-		if now.SupervisorPID != rec.SupervisorPID || now.SupervisorStart != rec.SupervisorStart {
-			rec = now
+		if now.PID != rec.SupervisorPID || now.Start != rec.SupervisorStart {
+			// Another supervisor took it over since: judge that one.
+			again, err := r.store.Get(ctx, rec.ID)
+			switch {
+			case errors.Is(err, bgcmd.ErrNotFound):
+				rep.Lost++ // pruned meanwhile
+				continue
+			case err != nil:
+				errs = append(errs, fmt.Errorf("reconcile: %w", err))
+				continue
+			case again.State != bgcmd.StateRunning:
+				rep.Lost++
+				continue
+			}
+			rec = again
 			if r.supervisorAlive(rec) {
 				rep.Alive++
 				continue
@@ -185,20 +246,14 @@ func (r *Runner) reconcileBatch(ctx context.Context, batch []*jobstore.Record, f
 		}
 		kept = append(kept, j)
 	}
-	jobs = kept
-	if len(jobs) == 0 {
-		return nil, errs
-	}
-	unlockArts, err := r.arts.Lock(false)
-	if err != nil {
-		return nil, append(errs, fmt.Errorf("reconcile: %w", err))
-	}
-	defer unlockArts()
-	bank := linkBanker{&artifacts.Store{Dir: r.arts.Dir, DeferSync: true}}
-	inParallel(len(jobs), reconcileWorkers, func(i int) { r.prepareSettle(ctx, jobs[i], bank) })
-	if err := r.arts.SyncFS(); err != nil {
-		return nil, append(errs, fmt.Errorf("reconcile: %w", err))
-	}
+	return kept, errs
+}
+
+// settleBatch settles the claimed jobs of a batch whose logs are banked
+// and durable, in one transaction (job by job if that fails as a whole).
+// It returns the ids of the jobs it settled.
+func (r *Runner) settleBatch(ctx context.Context, jobs []*orphanJob, rep *ReconcileReport) ([]string, []error) {
+	var errs []error
 	ps := make([]jobstore.SettleParams, len(jobs))
 	for i, j := range jobs {
 		ps[i] = jobstore.SettleParams{ID: j.rec.ID, To: j.exit.State, ExitCode: j.exit.ExitCode,

@@ -35,6 +35,39 @@ func (s *Store) RunningOnHost(ctx context.Context) ([]*Record, error) {
 	return records(rows)
 }
 
+// SupervisorRef names the process that supervises a running job: its pid
+// and its start time (which tells a reused pid apart).
+type SupervisorRef struct {
+	PID   int
+	Start int64
+}
+
+// RunningSupervisors returns the supervisor of every running job of this
+// store's host, by job id: what reconcile reads again under its lock, to
+// see which of the jobs it listed settled or changed hands since, without
+// decoding every row again.
+func (s *Store) RunningSupervisors(ctx context.Context) (map[string]SupervisorRef, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT id, supervisor_pid, supervisor_start FROM jobs
+		WHERE host_id = ? AND state = 'running'`, s.hostID)
+	if err != nil {
+		return nil, fmt.Errorf("list running jobs: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]SupervisorRef{}
+	for rows.Next() {
+		var id string
+		var ref SupervisorRef
+		if err := rows.Scan(&id, &ref.PID, &ref.Start); err != nil {
+			return nil, fmt.Errorf("list running jobs: %w", err)
+		}
+		out[id] = ref
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list running jobs: %w", err)
+	}
+	return out, nil
+}
+
 // adoptLegacyRows gives the rows written before host ids existed (host_id
 // ”) and recorded under this store's hostname this store's host id, so
 // reconcile and the queue find them. One partial-index read when there is

@@ -52,7 +52,7 @@ func (s *Store) Settle(ctx context.Context, p SettleParams) (*Record, error) {
 	var rec *Record
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		var err error
-		rec, err = settleTx(ctx, tx, p)
+		rec, err = settleTx(ctx, tx, p, true)
 		return err
 	})
 	if err != nil {
@@ -78,7 +78,7 @@ func (s *Store) SettleMany(ctx context.Context, ps []SettleParams) (errs []error
 	errs = make([]error, len(ps))
 	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
 		for i := range ps {
-			_, err := settleTx(ctx, tx, ps[i])
+			_, err := settleTx(ctx, tx, ps[i], false)
 			if errors.Is(err, bgcmd.ErrInvalidTransition) || errors.Is(err, bgcmd.ErrNotFound) {
 				errs[i] = fmt.Errorf("settle job: %w", err)
 				continue
@@ -95,14 +95,21 @@ func (s *Store) SettleMany(ctx context.Context, ps []SettleParams) (errs []error
 	return errs, nil
 }
 
-// settleJobSQL is a running job's terminal transition, a compare-and-set
-// on its state (and, when given, its supervisor), returning the row.
-const settleJobSQL = `UPDATE jobs SET state = ?, exit_code = ?, signal = ?,
+// settleJobNoRowSQL is a running job's terminal transition, a
+// compare-and-set on its state (and, when given, its supervisor);
+// settleJobSQL, what Settle runs, returns the row as well.
+const (
+	settleJobNoRowSQL = `UPDATE jobs SET state = ?, exit_code = ?, signal = ?,
 	error = ?, finished_at = ?, cpu_user_ms = ?, cpu_system_ms = ?, max_rss_kib = ?
 	WHERE id = ? AND state = 'running'
-	AND (? = 0 OR supervisor_pid = ?) RETURNING ` + jobColumns
+	AND (? = 0 OR supervisor_pid = ?)`
+	settleJobSQL = settleJobNoRowSQL + ` RETURNING ` + jobColumns
+)
 
-func settleTx(ctx context.Context, tx *sqlx.Tx, p SettleParams) (*Record, error) {
+// settleTx settles p in tx and, when want is set, returns the settled job
+// (SettleMany's caller needs none: decoding a row is most of a settle's
+// cost after the statements themselves).
+func settleTx(ctx context.Context, tx *sqlx.Tx, p SettleParams, want bool) (*Record, error) {
 	var exit any
 	if p.ExitCode != nil {
 		exit = *p.ExitCode
@@ -111,10 +118,15 @@ func settleTx(ctx context.Context, tx *sqlx.Tx, p SettleParams) (*Record, error)
 	if u := p.Usage; u != nil {
 		cpuUser, cpuSystem, maxRSS = u.CPUUserMS, u.CPUSystemMS, u.MaxRSSKiB
 	}
+	args := []any{string(p.To), exit, p.Signal, p.Error, fmtTime(p.FinishedAt), cpuUser, cpuSystem, maxRSS, p.ID,
+		p.ExpectSupervisorPID, p.ExpectSupervisorPID}
 	var row jobRow
-	err := tx.GetContext(ctx, &row, settleJobSQL,
-		string(p.To), exit, p.Signal, p.Error, fmtTime(p.FinishedAt), cpuUser, cpuSystem, maxRSS, p.ID,
-		p.ExpectSupervisorPID, p.ExpectSupervisorPID)
+	var err error
+	if want {
+		err = tx.GetContext(ctx, &row, settleJobSQL, args...)
+	} else {
+		err = execOneRow(ctx, tx, settleJobNoRowSQL, args...)
+	}
 	if err != nil {
 		if !errors.Is(err, sql.ErrNoRows) {
 			return nil, err
@@ -145,7 +157,28 @@ func settleTx(ctx context.Context, tx *sqlx.Tx, p SettleParams) (*Record, error)
 	if err := appendEvent(ctx, tx, p.ID, bgcmd.StateRunning, p.To, p.FinishedAt, p.Detail); err != nil {
 		return nil, err
 	}
+	if !want {
+		return nil, nil
+	}
 	return row.record()
+}
+
+// execOneRow runs an UPDATE that changes at most one row, and returns
+// sql.ErrNoRows when it changed none, as a query that returns the row
+// would.
+func execOneRow(ctx context.Context, tx *sqlx.Tx, query string, args ...any) error {
+	res, err := tx.ExecContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return sql.ErrNoRows
+	}
+	return nil
 }
 
 // insertArtifactSQL writes a banked stream's artifact row.
