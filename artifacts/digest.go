@@ -39,6 +39,15 @@ const (
 // end is read from disk, not memory.
 const writebackEvery = 8 << 20
 
+// indexFlush is how many bytes of checkpoint records the digester gathers
+// before it appends them to the index file: 128 records, one per 16 KiB
+// stride, so a log written flat out has its index at most 2 MiB behind.
+// Whenever the digester catches up with the writer it appends what it has,
+// so a log written at any pace a reader can follow has its index up to
+// date. (One write per 256 KiB batch was a thousand small writes per GiB
+// of log.)
+const indexFlush = 128 * recordSize
+
 // digester turns batches of written bytes, in order, into the hash, the
 // counts and the index records appended to the index file.
 type digester struct {
@@ -117,23 +126,30 @@ func (d *digester) submit(b []byte) {
 	}
 }
 
-// drain processes queued batches until the queue is empty.
+// drain processes queued batches until the queue is empty, and appends
+// the checkpoints it gathered to the index before it stops.
 func (d *digester) drain() {
 	var done []byte
 	for {
 		d.mu.Lock()
 		if done != nil {
 			d.free = append(d.free, done[:0])
+			done = nil
 		}
 		if len(d.queue) == 0 {
+			if len(d.ix.pending()) > 0 {
+				d.mu.Unlock()
+				d.writeRecords() // then look again: a batch may have come
+				continue
+			}
 			d.running = false
 			d.cond.Broadcast()
 			d.mu.Unlock()
 			return
 		}
 		b := d.queue[0]
-		d.queue[0] = nil
-		d.queue = d.queue[1:]
+		// Shift, not reslice: the queue's array then serves for good.
+		d.queue = d.queue[:copy(d.queue, d.queue[1:])]
 		d.cond.Broadcast()
 		d.mu.Unlock()
 		d.process(b)
@@ -150,7 +166,16 @@ func (d *digester) process(b []byte) {
 		dropWritten(d.log, d.dropped, d.flushed-d.dropped)
 		d.dropped, d.flushed = d.flushed, done
 	}
-	recs := d.ix.takeRecords()
+	if len(d.ix.pending()) >= indexFlush {
+		d.writeRecords()
+	}
+}
+
+// writeRecords appends the checkpoints gathered so far to the index file,
+// creating it at the first.
+func (d *digester) writeRecords() {
+	recs := d.ix.pending()
+	defer d.ix.clearPending()
 	if len(recs) == 0 || d.err != nil {
 		return
 	}

@@ -125,12 +125,20 @@ func (ix *indexer) checkpoint() {
 	ix.recs = append(ix.recs, rec[:]...)
 }
 
-// takeRecords returns the checkpoints encoded since the last call.
+// takeRecords returns the checkpoints encoded since the last call, and
+// lets go of them.
 func (ix *indexer) takeRecords() []byte {
 	r := ix.recs
 	ix.recs = nil
 	return r
 }
+
+// pending returns the checkpoints encoded since the last clearPending,
+// valid until the next write; clearPending forgets them and keeps their
+// buffer for the next ones (a capture then allocates nothing per batch).
+func (ix *indexer) pending() []byte { return ix.recs }
+
+func (ix *indexer) clearPending() { ix.recs = ix.recs[:0] }
 
 // summary returns the counts of everything written so far.
 func (ix *indexer) summary() Summary {

@@ -211,3 +211,48 @@ func TestSearchFindsPagesWhereTheGuessFromAnEvenSpreadMisses(t *testing.T) {
 		require.Equal(t, string(lines[o]), res.Text, "line %d", o)
 	}
 }
+
+// TestLiveIndexIsCompleteOnceTheCaptureCatchesUp: the digester gathers
+// checkpoints and appends them to the index in runs, not one write per
+// batch; whenever it has caught up with the writer (Summary waits for
+// that), a live log's index holds every checkpoint of what was written,
+// before Close, exactly those a rebuild finds.
+func TestLiveIndexIsCompleteOnceTheCaptureCatchesUp(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	content := trickyText(3 << 20)
+	const stride = defaultStride // 16 records per batch of 256 KiB: a run is 8 batches
+	c, path := capture(t, dir, "live.log", content[:len(content)/3], 4096, stride)
+	defer c.Close()
+	for _, upTo := range []int{len(content) / 3, len(content)} {
+		if upTo == len(content) {
+			writeChunks(t, c, content[len(content)/3:], 100_000)
+		}
+		require.EqualValues(t, upTo, c.Summary().Bytes) // the digester has caught up
+		_, recs, err := scanLog(bytesReader(content[:upTo]), stride, false)
+		require.NoError(t, err)
+		idx, err := os.ReadFile(path + IndexSuffix)
+		require.NoError(t, err)
+		require.NotZero(t, len(recs)%indexFlush, "records the last run has not taken")
+		require.Equal(t, append(encodeHeader(stride), recs...), idx, "the live index at %d bytes", upTo)
+	}
+}
+
+// TestIndexerGathersCheckpointsWithoutAllocating: once its buffer has
+// grown, following a batch and clearing its pending records allocates
+// nothing (one allocation per batch was garbage, and fresh heap, for every
+// 256 KiB of every capture).
+func TestIndexerGathersCheckpointsWithoutAllocating(t *testing.T) {
+	batch := trickyText(batchSize)[:batchSize]
+	ix := newIndexer(defaultStride)
+	ix.write(batch)
+	ix.clearPending()
+	allocs := testing.AllocsPerRun(20, func() {
+		ix.write(batch)
+		if len(ix.pending()) == 0 {
+			t.Fatal("a batch of 256 KiB makes checkpoints")
+		}
+		ix.clearPending()
+	})
+	require.Zero(t, allocs)
+}
