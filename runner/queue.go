@@ -158,7 +158,7 @@ func (r *Runner) holdInProcess(job *bgcmd.Job, env []string, cwd *os.File) error
 // dependency_failed, orphaned) or is gone.
 func awaitDispatch(ctx context.Context, st *jobstore.Store, id string, kick <-chan struct{}) (*jobstore.Record, bool) {
 	var wake <-chan struct{}
-	if w, err := listenWake(wakeDirOf(st), id); err == nil {
+	if w, err := listenWake(wakeDirOf(st), id, false); err == nil {
 		defer w.Close()
 		wake = w.C
 	}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,6 +39,11 @@ const drainGrace = 2 * time.Second
 // supervisor owns one job's child process. The same loop serves the
 // in-process and the detached mode.
 type supervisor struct {
+	// threadWaits has the output pipes and the wake socket waited on in
+	// threads of their own, outside Go's poller: a detached supervisor's
+	// (see threadReader).
+	threadWaits bool
+
 	store *jobstore.Store
 	arts  *artifacts.Store
 	job   *bgcmd.Job
@@ -171,7 +177,7 @@ func (s *supervisor) supervise(ctx context.Context) (*supervised, error) {
 		streams[st] = c
 	}
 	res := &supervised{streams: streams}
-	readers, writers, err := makePipes()
+	readers, writers, err := makePipes(s.threadWaits)
 	if err != nil {
 		closeCaptures(streams)
 		return nil, err
@@ -272,7 +278,7 @@ func (e notStarted) Error() string { return e.msg }
 // stopUnrecorded stops a child whose start could not be recorded (err says
 // why) and releases what its supervision held: a job no row names is
 // nobody's to stop later, so it does not run on.
-func stopUnrecorded(p jobProc, readers [2]*os.File, streams map[bgcmd.Stream]*artifacts.Capture, err error) error {
+func stopUnrecorded(p jobProc, readers [2]outputReader, streams map[bgcmd.Stream]*artifacts.Capture, err error) error {
 	_ = signalGroup(p.pid(), syscall.SIGKILL)
 	p.recorded(false)
 	p.wait()
@@ -301,7 +307,7 @@ func (s *supervisor) createRow() error {
 // descendant left (or, under process-group containment, the group) before
 // the pipes are drained. It collects what happened; classify decides the
 // outcome.
-func (s *supervisor) watch(ctx context.Context, p jobProc, readers [2]*os.File, streams map[bgcmd.Stream]*artifacts.Capture) *outcome {
+func (s *supervisor) watch(ctx context.Context, p jobProc, readers [2]outputReader, streams map[bgcmd.Stream]*artifacts.Capture) *outcome {
 	pgid := p.pid()
 	capHit := make(chan bgcmd.Stream, 2)
 	writeFailed := make(chan error, 2)
@@ -316,7 +322,7 @@ func (s *supervisor) watch(ctx context.Context, p jobProc, readers [2]*os.File, 
 	// job's wake socket; the poll (one primary-key read) covers a wake
 	// that does not come.
 	var requests <-chan struct{}
-	if wake, err := listenWake(wakeDirOf(s.store), s.job.ID); err == nil {
+	if wake, err := listenWake(wakeDirOf(s.store), s.job.ID, s.threadWaits); err == nil {
 		defer wake.Close()
 		requests = wake.C
 	}
@@ -429,9 +435,9 @@ func (s *supervisor) checkKill(ctx context.Context, pgid int, delivered string, 
 }
 
 // pump copies one pipe into its capture until EOF, the cap, a write error
-// (reported on failed), or the read end is closed. The capture reads the
+// (reported on failed), or the read end is stopped. The capture reads the
 // pipe itself, straight into the buffers it hashes.
-func pump(r *os.File, c *artifacts.Capture, st bgcmd.Stream, capHit chan<- bgcmd.Stream, failed chan<- error, done chan<- struct{}) {
+func pump(r outputReader, c *artifacts.Capture, st bgcmd.Stream, capHit chan<- bgcmd.Stream, failed chan<- error, done chan<- struct{}) {
 	defer func() { done <- struct{}{} }()
 	_, err := c.ReadFrom(r)
 	switch {
@@ -440,21 +446,22 @@ func pump(r *os.File, c *artifacts.Capture, st bgcmd.Stream, capHit chan<- bgcmd
 	case c.Err() != nil:
 		failed <- fmt.Errorf("%s: %w", st, c.Err())
 	}
-	// A read error is the pipe closed under the pump (drainPumps): the
+	// A read error is the pipe stopped under the pump (drainPumps): the
 	// end of the stream.
 }
 
-// drainPumps waits for both pumps, closing the read ends when a descendant
-// that escaped the group keeps a pipe open past drainGrace.
-func drainPumps(readers [2]*os.File, pumped <-chan struct{}) {
+// drainPumps waits for both pumps, stopping their reads when a descendant
+// that escaped the group keeps a pipe open past drainGrace, and closes the
+// read ends once both have returned.
+func drainPumps(readers [2]outputReader, pumped <-chan struct{}) {
 	deadline := time.After(drainGrace)
 	for n := 0; n < 2; {
 		select {
 		case <-pumped:
 			n++
 		case <-deadline:
-			readers[0].Close()
-			readers[1].Close()
+			readers[0].stop()
+			readers[1].stop()
 			deadline = nil
 		}
 	}
@@ -462,9 +469,27 @@ func drainPumps(readers [2]*os.File, pumped <-chan struct{}) {
 	readers[1].Close()
 }
 
-func makePipes() (readers, writers [2]*os.File, err error) {
+// outputReader is the read end of an output pipe, as a pump reads it.
+type outputReader interface {
+	io.Reader
+	// stop makes the Read under way, if any, and every later one return.
+	stop()
+	// Close closes the read end; call it once no Read runs.
+	Close() error
+}
+
+// pollerReader is an output pipe read through Go's poller; stopping it
+// closes it (which ends a Read waiting in the poller).
+type pollerReader struct{ *os.File }
+
+func (r pollerReader) stop() { r.File.Close() }
+
+// makePipes makes the two output pipes: read outside Go's poller, each
+// Read waiting on its own thread, when threadWaits is set (see
+// threadReader), through the poller otherwise.
+func makePipes(threadWaits bool) (readers [2]outputReader, writers [2]*os.File, err error) {
 	for i := range 2 {
-		r, w, perr := os.Pipe()
+		r, w, perr := makePipe(threadWaits)
 		if perr != nil {
 			for j := 0; j < i; j++ {
 				readers[j].Close()
@@ -476,6 +501,34 @@ func makePipes() (readers, writers [2]*os.File, err error) {
 		readers[i], writers[i] = r, w
 	}
 	return readers, writers, nil
+}
+
+func makePipe(threadWaits bool) (outputReader, *os.File, error) {
+	if !threadWaits {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return nil, nil, err
+		}
+		return pollerReader{r}, w, nil
+	}
+	// Only the read end is nonblocking: the writer, the child's stdout or
+	// stderr, is never in this process's poller.
+	var fds [2]int
+	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
+		return nil, nil, err
+	}
+	if err := unix.SetNonblock(fds[0], true); err != nil {
+		unix.Close(fds[0])
+		unix.Close(fds[1])
+		return nil, nil, err
+	}
+	r, err := newThreadReader(fds[0], "output pipe")
+	if err != nil {
+		unix.Close(fds[0])
+		unix.Close(fds[1])
+		return nil, nil, err
+	}
+	return r, os.NewFile(uintptr(fds[1]), "|1"), nil
 }
 
 func closeCaptures(streams map[bgcmd.Stream]*artifacts.Capture) {

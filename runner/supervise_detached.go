@@ -278,8 +278,9 @@ func (ds *detachedSupervisor) serve(ctx context.Context, statusF *os.File) (agai
 		job = &rec.Job
 	}
 	sup := &supervisor{
-		arts: &artifacts.Store{Dir: filepath.Join(sp.Home, "artifacts")},
-		job:  job, dir: filepath.Join(sp.Home, "jobs", sp.JobID), env: sp.Env, now: time.Now,
+		threadWaits: true, // one job: nothing else of this process waits in the poller
+		arts:        &artifacts.Store{Dir: filepath.Join(sp.Home, "artifacts")},
+		job:         job, dir: filepath.Join(sp.Home, "jobs", sp.JobID), env: sp.Env, now: time.Now,
 		started: make(chan error, 1), kick: make(chan struct{}, 1), done: make(chan struct{}),
 		cwd:         cwdF,
 		containment: ds.contain,

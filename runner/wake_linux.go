@@ -49,8 +49,10 @@ type wakeListener struct {
 
 // listenWake binds the wake socket of job id in the wake folder dir
 // (created when missing), replacing one a keeper that died left behind,
-// and starts reading it. The caller must Close the listener.
-func listenWake(dir, id string) (*wakeListener, error) {
+// and starts reading it: on a thread of its own, outside Go's poller, when
+// threadWait is set (a detached supervisor's, see threadReader). The
+// caller must Close the listener.
+func listenWake(dir, id string, threadWait bool) (*wakeListener, error) {
 	switch {
 	case dir == "":
 		return nil, errors.New("listen for wakes: the store has no folder")
@@ -80,9 +82,44 @@ func listenWake(dir, id string) (*wakeListener, error) {
 	// Private whatever the umask, as every file of the home is (the
 	// folder, 0700, already keeps others from reaching it).
 	_ = unix.Fchmodat(d, id, 0o600, 0)
+	if threadWait {
+		stop, err := newThreadWaitStop()
+		if err != nil {
+			unix.Close(fd)
+			return nil, fmt.Errorf("listen for wakes: %w", err)
+		}
+		w := &wakeListener{dirWatch: &dirWatch{C: make(chan struct{}, 1), halt: stop.stop}, dir: dir, name: id}
+		go w.loopInThread(fd, stop)
+		return w, nil
+	}
 	w := &wakeListener{dirWatch: &dirWatch{f: os.NewFile(uintptr(fd), "wake"), C: make(chan struct{}, 1)}, dir: dir, name: id}
 	go w.loop()
 	return w, nil
+}
+
+// loopInThread is loop for the nonblocking socket fd, waiting for
+// datagrams in poll(2) until stop; it then closes fd and stop, and C.
+func (w *dirWatch) loopInThread(fd int, stop *threadWaitStop) {
+	defer close(w.C)
+	defer stop.close()
+	defer unix.Close(fd)
+	buf := make([]byte, 64)
+	for {
+		_, err := unix.Read(fd, buf)
+		switch {
+		case errors.Is(err, unix.EAGAIN):
+			if !stop.wait(fd) {
+				return
+			}
+			continue
+		case err != nil && !errors.Is(err, unix.EINTR):
+			return
+		}
+		select {
+		case w.C <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // wakeable reports whether id, a socket's name in the wake folder, is a

@@ -100,3 +100,54 @@ func TestPruneRemovesTheWakeSocketsOfDeadKeepers(t *testing.T) {
 	require.NoFileExists(t, stale)
 	require.FileExists(t, other, "only the pruned jobs' sockets go")
 }
+
+// pollerFiles returns what the descriptors registered in process pid's
+// epoll instances are (the targets of their /proc links).
+func pollerFiles(t *testing.T, pid int) []string {
+	t.Helper()
+	dir := filepath.Join("/proc", strconv.Itoa(pid))
+	fds, err := os.ReadDir(filepath.Join(dir, "fd"))
+	require.NoError(t, err)
+	var out []string
+	for _, fd := range fds {
+		if target, _ := os.Readlink(filepath.Join(dir, "fd", fd.Name())); target != "anon_inode:[eventpoll]" {
+			continue
+		}
+		info, err := os.ReadFile(filepath.Join(dir, "fdinfo", fd.Name()))
+		require.NoError(t, err)
+		for _, line := range strings.Split(string(info), "\n") {
+			if f := strings.Fields(line); len(f) > 1 && f[0] == "tfd:" {
+				target, _ := os.Readlink(filepath.Join(dir, "fd", f[1]))
+				out = append(out, target)
+			}
+		}
+	}
+	return out
+}
+
+// TestADetachedSupervisorWaitsOnNothingInThePoller: a detached
+// supervisor reads its job's pipes and its wake socket on threads of its
+// own, so nothing of it waits in Go's poller while the job runs (with one
+// waiter there, every idle thread polled it first: thousands of
+// epoll_pwait calls per GiB of output). The wake socket still stops the
+// job at once, and the output is all there.
+func TestADetachedSupervisorWaitsOnNothingInThePoller(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, true)
+	gate := filepath.Join(e.root, "gate")
+	t.Cleanup(func() { _ = os.WriteFile(gate, nil, 0o600) })
+	j := e.start([]string{fixture(t, "wait-for-file.sh"), gate}, runner.StartOptions{})
+	require.Equal(t, bgcmd.StateRunning, j.State, j.Error)
+	waitFor(t, "the job to wait", func() bool { return strings.Contains(e.output(j.ID, bgcmd.Stdout), "waiting\n") })
+	rec, err := e.store.Get(context.Background(), j.ID)
+	require.NoError(t, err)
+	for _, f := range pollerFiles(t, rec.SupervisorPID) {
+		require.False(t, strings.HasPrefix(f, "pipe:") || strings.HasPrefix(f, "socket:"),
+			"supervisor %d waits on %s in its poller", rec.SupervisorPID, f)
+	}
+
+	s, err := e.r.Kill(context.Background(), j.ID, syscall.SIGTERM)
+	require.NoError(t, err)
+	require.Equal(t, bgcmd.StateKilled, s.State, "%+v", s)
+	require.Equal(t, "waiting\n", e.output(j.ID, bgcmd.Stdout))
+}

@@ -20,6 +20,8 @@ type dirWatch struct {
 	f    *os.File
 	C    chan struct{}
 	once sync.Once
+	// halt stops the loop, once; nil: close f, in the background.
+	halt func()
 }
 
 // entryEvents are the events of a directory's entries and of the
@@ -70,5 +72,11 @@ func (w *dirWatch) loop() {
 // happens in the background rather than on the caller's path (where a
 // socket's close is quick anyway).
 func (w *dirWatch) Close() {
-	w.once.Do(func() { go w.f.Close() })
+	w.once.Do(func() {
+		if w.halt != nil {
+			w.halt()
+			return
+		}
+		go w.f.Close()
+	})
 }
