@@ -21,6 +21,9 @@ import (
 const (
 	batchSize = 256 << 10
 	maxQueued = 4
+	// resumeQueued is how few queued batches let a writer that waited for
+	// room go on.
+	resumeQueued = maxQueued / 2
 )
 
 // writebackEvery is how many bytes of log the digester lets accumulate
@@ -150,7 +153,12 @@ func (d *digester) drain() {
 		b := d.queue[0]
 		// Shift, not reslice: the queue's array then serves for good.
 		d.queue = d.queue[:copy(d.queue, d.queue[1:])]
-		d.cond.Broadcast()
+		if len(d.queue) == resumeQueued {
+			// A writer waiting for room gets it in a run of batches, not
+			// one at a time: each wake is a park and a wake of goroutines,
+			// and often of a thread.
+			d.cond.Broadcast()
+		}
 		d.mu.Unlock()
 		d.process(b)
 		done = b
