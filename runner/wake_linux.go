@@ -83,43 +83,21 @@ func listenWake(dir, id string, threadWait bool) (*wakeListener, error) {
 	// folder, 0700, already keeps others from reaching it).
 	_ = unix.Fchmodat(d, id, 0o600, 0)
 	if threadWait {
-		stop, err := newThreadWaitStop()
+		r, err := newThreadReader(fd, "wake socket")
 		if err != nil {
 			unix.Close(fd)
 			return nil, fmt.Errorf("listen for wakes: %w", err)
 		}
-		w := &wakeListener{dirWatch: &dirWatch{C: make(chan struct{}, 1), halt: stop.stop}, dir: dir, name: id}
-		go w.loopInThread(fd, stop)
+		w := &wakeListener{dirWatch: &dirWatch{C: make(chan struct{}, 1), halt: r.stop}, dir: dir, name: id}
+		go func() {
+			defer r.Close() // once its loop is over: no Read runs
+			w.loop(r)
+		}()
 		return w, nil
 	}
 	w := &wakeListener{dirWatch: &dirWatch{f: os.NewFile(uintptr(fd), "wake"), C: make(chan struct{}, 1)}, dir: dir, name: id}
-	go w.loop()
+	go w.loop(w.f)
 	return w, nil
-}
-
-// loopInThread is loop for the nonblocking socket fd, waiting for
-// datagrams in poll(2) until stop; it then closes fd and stop, and C.
-func (w *dirWatch) loopInThread(fd int, stop *threadWaitStop) {
-	defer close(w.C)
-	defer stop.close()
-	defer unix.Close(fd)
-	buf := make([]byte, 64)
-	for {
-		_, err := unix.Read(fd, buf)
-		switch {
-		case errors.Is(err, unix.EAGAIN):
-			if !stop.wait(fd) {
-				return
-			}
-			continue
-		case err != nil && !errors.Is(err, unix.EINTR):
-			return
-		}
-		select {
-		case w.C <- struct{}{}:
-		default:
-		}
-	}
 }
 
 // wakeable reports whether id, a socket's name in the wake folder, is a

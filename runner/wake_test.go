@@ -40,6 +40,16 @@ func inotifyInstances(t *testing.T, pid int) int {
 // socket instead, and the request still stops the job at once.
 func TestARunningJobsSupervisorHoldsNoInotifyInstance(t *testing.T) {
 	t.Parallel()
+	e, j, supervisor := waitingDetachedJob(t)
+	require.Zero(t, inotifyInstances(t, supervisor), "the supervisor %d holds an inotify instance", supervisor)
+	requireKillStops(t, e, j)
+}
+
+// waitingDetachedJob starts a job that waits until the test ends, under
+// a detached supervisor, and returns it once it waits, with its env and
+// its supervisor's pid.
+func waitingDetachedJob(t *testing.T) (*env, *bgcmd.Job, int) {
+	t.Helper()
 	e := newEnv(t, true)
 	gate := filepath.Join(e.root, "gate")
 	t.Cleanup(func() { _ = os.WriteFile(gate, nil, 0o600) })
@@ -48,8 +58,12 @@ func TestARunningJobsSupervisorHoldsNoInotifyInstance(t *testing.T) {
 	waitFor(t, "the job to wait", func() bool { return strings.Contains(e.output(j.ID, bgcmd.Stdout), "waiting\n") })
 	rec, err := e.store.Get(context.Background(), j.ID)
 	require.NoError(t, err)
-	require.Zero(t, inotifyInstances(t, rec.SupervisorPID), "the supervisor %d holds an inotify instance", rec.SupervisorPID)
+	return e, j, rec.SupervisorPID
+}
 
+// requireKillStops kills j, which waits: its supervisor stops it at once.
+func requireKillStops(t *testing.T, e *env, j *bgcmd.Job) {
+	t.Helper()
 	s, err := e.r.Kill(context.Background(), j.ID, syscall.SIGTERM)
 	require.NoError(t, err)
 	require.Equal(t, bgcmd.StateKilled, s.State, "%+v", s)
@@ -133,21 +147,11 @@ func pollerFiles(t *testing.T, pid int) []string {
 // job at once, and the output is all there.
 func TestADetachedSupervisorWaitsOnNothingInThePoller(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, true)
-	gate := filepath.Join(e.root, "gate")
-	t.Cleanup(func() { _ = os.WriteFile(gate, nil, 0o600) })
-	j := e.start([]string{fixture(t, "wait-for-file.sh"), gate}, runner.StartOptions{})
-	require.Equal(t, bgcmd.StateRunning, j.State, j.Error)
-	waitFor(t, "the job to wait", func() bool { return strings.Contains(e.output(j.ID, bgcmd.Stdout), "waiting\n") })
-	rec, err := e.store.Get(context.Background(), j.ID)
-	require.NoError(t, err)
-	for _, f := range pollerFiles(t, rec.SupervisorPID) {
+	e, j, supervisor := waitingDetachedJob(t)
+	for _, f := range pollerFiles(t, supervisor) {
 		require.False(t, strings.HasPrefix(f, "pipe:") || strings.HasPrefix(f, "socket:"),
-			"supervisor %d waits on %s in its poller", rec.SupervisorPID, f)
+			"supervisor %d waits on %s in its poller", supervisor, f)
 	}
-
-	s, err := e.r.Kill(context.Background(), j.ID, syscall.SIGTERM)
-	require.NoError(t, err)
-	require.Equal(t, bgcmd.StateKilled, s.State, "%+v", s)
+	requireKillStops(t, e, j)
 	require.Equal(t, "waiting\n", e.output(j.ID, bgcmd.Stdout))
 }

@@ -5,6 +5,7 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 
@@ -48,14 +49,16 @@ func newDirWatch(dir string, mask uint32) (*dirWatch, error) {
 		return nil, fmt.Errorf("watch %s: %w", dir, err)
 	}
 	w := &dirWatch{f: os.NewFile(uintptr(fd), "inotify"), C: make(chan struct{}, 1)}
-	go w.loop()
+	go w.loop(w.f)
 	return w, nil
 }
 
-func (w *dirWatch) loop() {
+// loop pokes C for each read of r that returns, and closes C once r
+// fails (closed, or stopped).
+func (w *dirWatch) loop(r io.Reader) {
 	buf := make([]byte, 4096)
 	for {
-		_, err := w.f.Read(buf)
+		_, err := r.Read(buf)
 		if err != nil && !errors.Is(err, unix.EINTR) && !errors.Is(err, unix.EAGAIN) {
 			close(w.C)
 			return
