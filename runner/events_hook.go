@@ -71,9 +71,16 @@ const hookKillWait = time.Second
 // the event feed's watchers. A hook that cannot be stored fails the start:
 // the job is settled as start_failed before anything runs.
 func (r *Runner) afterCreate(ctx context.Context, job *bgcmd.Job) error {
+	_, err := r.storeSettleHook(ctx, job)
+	return err
+}
+
+// storeSettleHook is afterCreate, also saying whether it stored a hook: a
+// job created without one never has one.
+func (r *Runner) storeSettleHook(ctx context.Context, job *bgcmd.Job) (stored bool, err error) {
 	defer notifyEvents(r.store)
 	if r.policy == nil || len(r.policy.OnSettle) == 0 {
-		return nil
+		return false, nil
 	}
 	timeout := r.policy.OnSettleTimeout
 	if timeout <= 0 {
@@ -83,15 +90,15 @@ func (r *Runner) afterCreate(ctx context.Context, job *bgcmd.Job) error {
 	if path == "" {
 		path = policy.StandardPath
 	}
-	err := r.store.AddSettleHook(ctx, jobstore.SettleHook{JobID: job.ID, Argv: r.policy.OnSettle,
+	err = r.store.AddSettleHook(ctx, jobstore.SettleHook{JobID: job.ID, Argv: r.policy.OnSettle,
 		SearchPath: path, Timeout: timeout})
 	if err != nil {
 		_, _ = r.store.Settle(context.WithoutCancel(ctx), jobstore.SettleParams{ID: job.ID,
 			To: bgcmd.StateStartFailed, Error: err.Error()})
 		os.RemoveAll(r.jobDir(job.ID))
-		return err
+		return false, err
 	}
-	return nil
+	return true, nil
 }
 
 // afterSettle runs once a job's terminal transition has committed, in the

@@ -133,6 +133,8 @@ type Runner struct {
 	wg   sync.WaitGroup
 	// reapers are the in-process jobs' reaper processes.
 	reapers reaperPool
+	// workers run the in-process jobs' goroutines.
+	workers *workers
 	// killPoll and eventNet replace killPoll and eventSafetyNet when set
 	// (tests that prove a notice arrives without them).
 	killPoll, eventNet time.Duration
@@ -192,7 +194,7 @@ func newRunner(ctx context.Context, home string, opts Options) (*Runner, error) 
 		arts:   &artifacts.Store{Dir: filepath.Join(home, "artifacts")},
 		policy: opts.Policy, detached: opts.Detached, binary: opts.Binary,
 		session: opts.Session, now: opts.Now, boot: bootID(), keepSpare: opts.Spare && opts.Detached,
-		selfPID: os.Getpid(), live: map[string]*supervisor{},
+		selfPID: os.Getpid(), live: map[string]*supervisor{}, workers: newWorkers(),
 	}
 	r.selfTime = processStart(r.selfPID)
 	for _, d := range []string{r.jobsDir, r.arts.Dir} {
@@ -233,6 +235,7 @@ func (r *Runner) Close(ctx context.Context) error {
 	}()
 	select {
 	case <-done:
+		r.workers.close()
 		err := r.reapers.close(ctx)
 		if r.ownStore {
 			err = errors.Join(err, r.store.Close())

@@ -51,6 +51,7 @@ func (s *supervisor) settle(ctx context.Context, out *outcome, streams map[bgcmd
 	}
 	why := rec.Error // what the job itself said; notes about settling join it
 	recorded, banked := false, false
+	anyQueued := true // unless the settle's own transaction says otherwise
 	attempt := func(ctx context.Context, last bool) (_ *jobstore.Record, err error) {
 		var unrecorded error
 		if !recorded {
@@ -97,7 +98,8 @@ func (s *supervisor) settle(ctx context.Context, out *outcome, streams map[bgcmd
 		}
 		rec.Error = joinMsg(rec.Error, strings.Join(notes, "; "))
 		p := settleParams(s.job.ID, rec, arts, 0)
-		got, err := s.store.Settle(ctx, p)
+		got, queued, err := s.store.SettleAndPeekQueue(ctx, p)
+		anyQueued = queued
 		if err == nil {
 			s.settledArts = p.Artifacts // the store gave them their ids
 		}
@@ -109,22 +111,28 @@ func (s *supervisor) settle(ctx context.Context, out *outcome, streams map[bgcmd
 		// the write.
 		s.settled = got
 		// Told whatever happened to the logs: the settle is in the store.
-		afterSettle(s.store, s.arts, filepath.Dir(s.dir), s.job.ID)
+		if s.hookless {
+			notifyEvents(s.store)
+		} else {
+			afterSettle(s.store, s.arts, filepath.Dir(s.dir), s.job.ID)
+		}
 	}
 	if err == nil && banked {
 		// Off the settle path; Close and a detached supervisor's end wait.
 		pendingHooks.Add(1)
-		go func() {
+		s.workers.goRun(func() {
 			defer pendingHooks.Done()
 			if s.reapers != nil {
 				recycleJobDir(s.dir) // in process: kept for the next start
 			} else {
 				os.RemoveAll(s.dir)
 			}
-		}()
+		})
 	}
 	// A slot is free and a dependency settled: start what is due.
-	_ = dispatch(ctx, s.store, filepath.Dir(s.dir), holderAliveHere())
+	if err != nil || anyQueued {
+		_ = dispatch(ctx, s.store, filepath.Dir(s.dir), holderAliveHere())
+	}
 }
 
 // settleWithRetry writes the terminal transition, retrying transient

@@ -148,18 +148,25 @@ func (r *Runner) startInProcess(ctx context.Context, job *bgcmd.Job, env []strin
 	sup := r.newSupervisor(job, env)
 	sup.cwd = cwd
 	job.CreatedAt = r.now().UTC() // the start began now, before the child's
-	sup.create = func() error { return r.createJob(ctx, job) }
+	sup.create = func() error {
+		if err := r.store.Create(ctx, job); err != nil {
+			return err
+		}
+		hooked, err := r.storeSettleHook(ctx, job)
+		sup.hookless = !hooked
+		return err
+	}
 	r.mu.Lock()
 	r.live[job.ID] = sup
 	r.mu.Unlock()
 	r.wg.Add(1)
-	go func() {
+	r.workers.goRun(func() {
 		defer r.wg.Done()
 		sup.run()
 		r.mu.Lock()
 		delete(r.live, job.ID)
 		r.mu.Unlock()
-	}()
+	})
 	err := <-sup.started
 	if err == nil && !sup.startSettled && sup.running != nil {
 		j := *sup.running

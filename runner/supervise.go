@@ -87,6 +87,8 @@ type supervisor struct {
 	containment Containment
 	binary      string
 	reapers     *reaperPool
+	// workers run the job's goroutines (nil: new ones each time).
+	workers *workers
 	// cgroupRoot is the policy's delegated cgroup ("" = none); inCgroup
 	// says the job runs in its own cgroup below it, cgroupErr why not.
 	cgroupRoot string
@@ -101,6 +103,9 @@ type supervisor struct {
 	create func() error
 	// createErr is why create failed: the job has no row.
 	createErr error
+	// hookless says create stored no on_settle hook with the job, so its
+	// settle need not look for one (see afterSettle).
+	hookless bool
 	// hostRecords, when set, has the host write the job's row once the
 	// child runs (a detached supervisor handed a job with no row yet,
 	// spec.Unrecorded): it reports the child running, pid and start in the
@@ -121,6 +126,7 @@ func (r *Runner) newSupervisor(job *bgcmd.Job, env []string) *supervisor {
 		store: r.store, arts: r.arts, job: job, dir: r.jobDir(job.ID), env: env, now: r.now, killPoll: r.killPoll,
 		started: make(chan error, 1), kick: make(chan struct{}, 1), done: make(chan struct{}),
 		containment: r.inProcessContainment(), binary: r.reaperBinary(), reapers: &r.reapers, cgroupRoot: r.cgroupRoot(),
+		workers: r.workers,
 	}
 }
 
@@ -315,7 +321,7 @@ func (s *supervisor) watch(ctx context.Context, p jobProc, readers [2]outputRead
 	go pump(readers[0], streams[bgcmd.Stdout], bgcmd.Stdout, capHit, writeFailed, pumped)
 	go pump(readers[1], streams[bgcmd.Stderr], bgcmd.Stderr, capHit, writeFailed, pumped)
 	exited := make(chan procExit, 1)
-	go func() { exited <- p.wait() }()
+	s.workers.goRun(func() { exited <- p.wait() })
 
 	// A kill request made by another process, here or on a host that
 	// shares the database's folder, is followed by a datagram on the

@@ -313,12 +313,15 @@ func (s *Store) SettleQueued(ctx context.Context, id string, to bgcmd.State, msg
 // HasQueued reports whether this host has a queued job (one index read).
 func (s *Store) HasQueued(ctx context.Context) (bool, error) {
 	var n bool
-	if err := s.r.GetContext(ctx, &n, `SELECT EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_queued
-		WHERE host_id = ? AND state = 'queued')`, s.hostID); err != nil {
+	if err := s.r.GetContext(ctx, &n, hasQueuedSQL, s.hostID); err != nil {
 		return false, fmt.Errorf("queued jobs: %w", err)
 	}
 	return n, nil
 }
+
+// hasQueuedSQL says whether the host (the one argument) has a queued job.
+const hasQueuedSQL = `SELECT EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_queued
+	WHERE host_id = ? AND state = 'queued')`
 
 // QueuedOnHost returns this host's queued jobs, oldest first.
 func (s *Store) QueuedOnHost(ctx context.Context) ([]*Record, error) {

@@ -185,3 +185,48 @@ func testQueueDispatchHigherPriorityFirst(t *testing.T) {
 	}
 	require.Equal(t, []string{ids[1], ids[3], ids[0], ids[2]}, order)
 }
+
+func TestSettleAndPeekQueueSaysWhetherAJobWaits(t *testing.T) {
+	t.Parallel()
+	eachBackend(t, testSettleAndPeekQueueSaysWhetherAJobWaits)
+}
+
+func testSettleAndPeekQueueSaysWhetherAJobWaits(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, jobstore.Options{})
+	code := 0
+	settle := func(id string) (bool, error) {
+		_, queued, err := s.SettleAndPeekQueue(ctx, jobstore.SettleParams{ID: id, To: bgcmd.StateExited, ExitCode: &code})
+		return queued, err
+	}
+	running := func() string {
+		j := newJob("s")
+		require.NoError(t, s.Create(ctx, j))
+		return j.ID
+	}
+	queued, err := settle(running())
+	require.NoError(t, err)
+	require.False(t, queued, "nothing is queued")
+
+	q := newJob("s")
+	require.NoError(t, s.CreateQueued(ctx, q, jobstore.QueueLimits{Session: 1}))
+	has, err := s.HasQueued(ctx)
+	require.NoError(t, err)
+	require.True(t, has)
+	queued, err = settle(running())
+	require.NoError(t, err)
+	require.True(t, queued, "the settle sees the queued job HasQueued sees")
+
+	again := running()
+	_, err = settle(again)
+	require.NoError(t, err)
+	queued, err = settle(again)
+	require.ErrorIs(t, err, bgcmd.ErrInvalidTransition, "a job settles once")
+	require.False(t, queued, "a settle that failed says nothing of the queue")
+
+	_, err = s.SettleQueued(ctx, q.ID, bgcmd.StateKilled, "not wanted", nil)
+	require.NoError(t, err)
+	queued, err = settle(running())
+	require.NoError(t, err)
+	require.False(t, queued, "the queued job has settled")
+}

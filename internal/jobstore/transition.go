@@ -43,22 +43,38 @@ type SettleParams struct {
 // is never changed: the error wraps bgcmd.ErrInvalidTransition. An unknown id
 // wraps bgcmd.ErrNotFound.
 func (s *Store) Settle(ctx context.Context, p SettleParams) (*Record, error) {
+	rec, _, err := s.settle(ctx, p, false)
+	return rec, err
+}
+
+// SettleAndPeekQueue is Settle that also says whether this host has a
+// queued job once the settle has committed, read in the settle's own
+// transaction: the dispatch a settle calls for (a slot freed, a dependency
+// met) need not open a read to find there is nothing to dispatch. A job
+// queued after the commit is the business of its enqueuer, who dispatches
+// once it is on record and sees the slot this settle freed.
+func (s *Store) SettleAndPeekQueue(ctx context.Context, p SettleParams) (rec *Record, queued bool, err error) {
+	return s.settle(ctx, p, true)
+}
+
+func (s *Store) settle(ctx context.Context, p SettleParams, peek bool) (rec *Record, queued bool, err error) {
 	if !p.To.Settled() {
-		return nil, fmt.Errorf("settle job %s: %q is not a settled state: %w", p.ID, p.To, bgcmd.ErrInvalidTransition)
+		return nil, false, fmt.Errorf("settle job %s: %q is not a settled state: %w", p.ID, p.To, bgcmd.ErrInvalidTransition)
 	}
 	if p.FinishedAt.IsZero() {
 		p.FinishedAt = s.now()
 	}
-	var rec *Record
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
 		var err error
-		rec, err = settleTx(ctx, tx, p, true)
-		return err
+		if rec, err = settleTx(ctx, tx, p, true); err != nil || !peek {
+			return err
+		}
+		return tx.GetContext(ctx, &queued, hasQueuedSQL, s.hostID)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("settle job: %w", err)
+		return nil, false, fmt.Errorf("settle job: %w", err)
 	}
-	return rec, nil
+	return rec, queued, nil
 }
 
 // SettleMany settles each of ps as Settle does, all in one transaction
