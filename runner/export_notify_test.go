@@ -9,3 +9,11 @@ import "time"
 func SetPolls(r *Runner, killPoll, eventNet time.Duration) {
 	r.killPoll, r.eventNet = killPoll, eventNet
 }
+
+// ProcWakeName is procWakeName, for the wake tests.
+func ProcWakeName(hostID string, pid int, start int64) string {
+	return procWakeName(hostID, pid, start)
+}
+
+// ProcessStart is processStart, for the wake tests.
+func ProcessStart(pid int) int64 { return processStart(pid) }

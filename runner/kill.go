@@ -78,7 +78,7 @@ func (r *Runner) requestKill(ctx context.Context, id string, sig syscall.Signal)
 		// database's folder) or, on PostgreSQL, the NOTIFY the commit sent
 		// wakes it.
 		notifyKill(r.store)
-		wakeJob(wakeDirOf(r.store), id)
+		wakeKeeper(wakeDirOf(r.store), rec)
 		return rec, nil, nil
 	}
 	if sup := r.liveSupervisor(id); sup != nil {
@@ -102,7 +102,7 @@ func (r *Runner) requestKill(ctx context.Context, id string, sig syscall.Signal)
 			return nil, nil, fmt.Errorf("announce kill request for job %s: %w", id, err)
 		}
 		f.Close()
-		wakeJob(wakeDirOf(r.store), id)
+		wakeKeeper(wakeDirOf(r.store), rec)
 	}
 	return rec, nil, nil
 }

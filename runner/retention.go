@@ -60,7 +60,7 @@ func (r *Runner) Prune(ctx context.Context, p jobstore.PruneParams) (*PruneRepor
 	// statement itself spares what a row names again.
 	stored, derr := r.store.DeleteUnreferencedBlobs(ctx, gone)
 	rep.RemovedStored = stored
-	return rep, errors.Join(err, rerr, derr, r.removeJobDirs(res.Jobs), removeWakeSockets(wakeDirOf(r.store), res.Jobs))
+	return rep, errors.Join(err, rerr, derr, r.removeJobDirs(res.Jobs), removeWakeSockets(wakeDirOf(r.store), r.store.HostID(), res.Jobs))
 }
 
 // remover removes the artifact files that pruned batches left
@@ -248,9 +248,11 @@ func entryNames(dir string) ([]string, error) {
 }
 
 // removeWakeSockets removes the wake sockets that keepers of pruned jobs
-// left behind when they died (a keeper that ends removes its own): one
-// read of the wake folder, nearly always empty, says which exist.
-func removeWakeSockets(dir string, jobs []jobstore.PrunedJob) error {
+// left behind when they died (a keeper that ends removes its own), and
+// those of this host's processes that died with in-process runners open
+// (procWake): one read of the wake folder, which holds little more than
+// the sockets of live processes, says which exist.
+func removeWakeSockets(dir, hostID string, jobs []jobstore.PrunedJob) error {
 	if dir == "" {
 		return nil
 	}
@@ -267,7 +269,7 @@ func removeWakeSockets(dir string, jobs []jobstore.PrunedJob) error {
 	}
 	var errs []error
 	for _, name := range names {
-		if pruned[name] {
+		if pruned[name] || staleProcWake(name, hostID) {
 			if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				errs = append(errs, fmt.Errorf("remove wake socket: %w", err))
 			}

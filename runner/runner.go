@@ -135,6 +135,10 @@ type Runner struct {
 	reapers reaperPool
 	// workers run the in-process jobs' goroutines.
 	workers *workers
+	// procWake is this process's wake socket for the in-process jobs
+	// (nil: each binds its own), taken at the first (procWakeTaken).
+	procWake      *procWake
+	procWakeTaken bool
 	// killPoll and eventNet replace killPoll and eventSafetyNet when set
 	// (tests that prove a notice arrives without them).
 	killPoll, eventNet time.Duration
@@ -236,6 +240,7 @@ func (r *Runner) Close(ctx context.Context) error {
 	select {
 	case <-done:
 		r.workers.close()
+		r.releaseProcWake()
 		err := r.reapers.close(ctx)
 		if r.ownStore {
 			err = errors.Join(err, r.store.Close())

@@ -89,6 +89,9 @@ type supervisor struct {
 	reapers     *reaperPool
 	// workers run the job's goroutines (nil: new ones each time).
 	workers *workers
+	// procWake, when set, is the socket that tells the job to read its row
+	// again (see watch); nil: the job binds a socket of its own.
+	procWake *procWake
 	// cgroupRoot is the policy's delegated cgroup ("" = none); inCgroup
 	// says the job runs in its own cgroup below it, cgroupErr why not.
 	cgroupRoot string
@@ -126,7 +129,7 @@ func (r *Runner) newSupervisor(job *bgcmd.Job, env []string) *supervisor {
 		store: r.store, arts: r.arts, job: job, dir: r.jobDir(job.ID), env: env, now: r.now, killPoll: r.killPoll,
 		started: make(chan error, 1), kick: make(chan struct{}, 1), done: make(chan struct{}),
 		containment: r.inProcessContainment(), binary: r.reaperBinary(), reapers: &r.reapers, cgroupRoot: r.cgroupRoot(),
-		workers: r.workers,
+		workers: r.workers, procWake: r.processWake(),
 	}
 }
 
@@ -328,7 +331,11 @@ func (s *supervisor) watch(ctx context.Context, p jobProc, readers [2]outputRead
 	// job's wake socket; the poll (one primary-key read) covers a wake
 	// that does not come.
 	var requests <-chan struct{}
-	if wake, err := listenWake(wakeDirOf(s.store), s.job.ID, s.threadWaits); err == nil {
+	if s.procWake != nil {
+		c, stop := s.procWake.listen(s.job.ID)
+		defer stop()
+		requests = c
+	} else if wake, err := listenWake(wakeDirOf(s.store), s.job.ID, s.threadWaits); err == nil {
 		defer wake.Close()
 		requests = wake.C
 	}
@@ -510,15 +517,10 @@ func makePipes(threadWaits bool) (readers [2]outputReader, writers [2]*os.File, 
 }
 
 func makePipe(threadWaits bool) (outputReader, *os.File, error) {
-	if !threadWaits {
-		r, w, err := os.Pipe()
-		if err != nil {
-			return nil, nil, err
-		}
-		return pollerReader{r}, w, nil
-	}
 	// Only the read end is nonblocking: the writer, the child's stdout or
-	// stderr, is never in this process's poller.
+	// stderr, is never in this process's poller (a blocking descriptor
+	// handed to a child costs no registration, nor a switch back to
+	// blocking mode as the child gets it).
 	var fds [2]int
 	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
 		return nil, nil, err
@@ -528,13 +530,17 @@ func makePipe(threadWaits bool) (outputReader, *os.File, error) {
 		unix.Close(fds[1])
 		return nil, nil, err
 	}
+	w := os.NewFile(uintptr(fds[1]), "|1")
+	if !threadWaits {
+		return pollerReader{os.NewFile(uintptr(fds[0]), "|0")}, w, nil
+	}
 	r, err := newThreadReader(fds[0], "output pipe")
 	if err != nil {
 		unix.Close(fds[0])
-		unix.Close(fds[1])
+		w.Close()
 		return nil, nil, err
 	}
-	return r, os.NewFile(uintptr(fds[1]), "|1"), nil
+	return r, w, nil
 }
 
 func closeCaptures(streams map[bgcmd.Stream]*artifacts.Capture) {

@@ -16,12 +16,15 @@ import (
 	"github.com/bgcmd/bgcmd/internal/jobstore"
 )
 
-// wakeDirName is the folder beside the database that holds one unix
-// datagram socket per kept job, named by the job's id, on which the
-// process that keeps the job (its supervisor while it runs, its holder
-// while it is queued) waits to be told to read the job's row again: a
-// kill request, a dispatch, a settle of the queued job. Whoever changes
-// the row sends it a datagram afterwards (wakeJob), from any home that
+// wakeDirName is the folder beside the database that holds the unix
+// datagram sockets on which the process that keeps a job (its supervisor
+// while it runs, its holder while it is queued) waits to be told to read
+// the job's row again: a kill request, a dispatch, a settle of the queued
+// job. A detached supervisor and a holder bind one named by the job's id;
+// the in-process supervisors of a process share the process's (procWake),
+// named by the host, pid and start time the job's row records for its
+// supervisor, and told which job by the datagram. Whoever changes the row
+// sends the datagram afterwards (wakeJob, wakeKeeper), from any home that
 // shares the database's folder. The keeper also reads the row on a timer,
 // so a datagram that does not arrive (an older bgcmd's, a full queue)
 // costs time, not the request.
@@ -53,35 +56,13 @@ type wakeListener struct {
 // threadWait is set (a detached supervisor's, see threadReader). The
 // caller must Close the listener.
 func listenWake(dir, id string, threadWait bool) (*wakeListener, error) {
-	switch {
-	case dir == "":
-		return nil, errors.New("listen for wakes: the store has no folder")
-	case !wakeable(id):
+	if !wakeable(id) {
 		return nil, fmt.Errorf("listen for wakes: %q is no job id", id)
 	}
-	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
-		return nil, fmt.Errorf("listen for wakes: %w", err)
-	}
-	d, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := bindWakeSocket(dir, id)
 	if err != nil {
-		return nil, fmt.Errorf("listen for wakes: %w", err)
+		return nil, err
 	}
-	defer unix.Close(d)
-	_ = unix.Unlinkat(d, id, 0) // a socket its last keeper left: nothing else is named so
-	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("listen for wakes: %w", err)
-	}
-	// Through the folder's descriptor: the socket lands in the folder
-	// just opened, and a long home does not overflow the 108 bytes a
-	// socket address holds.
-	if err := unix.Bind(fd, &unix.SockaddrUnix{Name: wakeAddr(d, id)}); err != nil {
-		unix.Close(fd)
-		return nil, fmt.Errorf("listen for wakes in %s: %w", dir, err)
-	}
-	// Private whatever the umask, as every file of the home is (the
-	// folder, 0700, already keeps others from reaching it).
-	_ = unix.Fchmodat(d, id, 0o600, 0)
 	if threadWait {
 		r, err := newThreadReader(fd, "wake socket")
 		if err != nil {
@@ -98,6 +79,39 @@ func listenWake(dir, id string, threadWait bool) (*wakeListener, error) {
 	w := &wakeListener{dirWatch: &dirWatch{f: os.NewFile(uintptr(fd), "wake"), C: make(chan struct{}, 1)}, dir: dir, name: id}
 	go w.loop(w.f)
 	return w, nil
+}
+
+// bindWakeSocket binds a nonblocking unix datagram socket named name in
+// the wake folder dir (created when missing), replacing one a keeper that
+// died left behind, and returns its descriptor.
+func bindWakeSocket(dir, name string) (int, error) {
+	if dir == "" {
+		return -1, errors.New("listen for wakes: the store has no folder")
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return -1, fmt.Errorf("listen for wakes: %w", err)
+	}
+	d, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("listen for wakes: %w", err)
+	}
+	defer unix.Close(d)
+	_ = unix.Unlinkat(d, name, 0) // a socket its last keeper left: nothing else is named so
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("listen for wakes: %w", err)
+	}
+	// Through the folder's descriptor: the socket lands in the folder
+	// just opened, and a long home does not overflow the 108 bytes a
+	// socket address holds.
+	if err := unix.Bind(fd, &unix.SockaddrUnix{Name: wakeAddr(d, name)}); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("listen for wakes in %s: %w", dir, err)
+	}
+	// Private whatever the umask, as every file of the home is (the
+	// folder, 0700, already keeps others from reaching it).
+	_ = unix.Fchmodat(d, name, 0o600, 0)
+	return fd, nil
 }
 
 // wakeable reports whether id, a socket's name in the wake folder, is a
@@ -123,7 +137,15 @@ func (w *wakeListener) Close() {
 // dir, to read the job's row again. Best effort: the keeper also reads it
 // on a timer.
 func wakeJob(dir, id string) {
-	if dir == "" || !wakeable(id) {
+	if wakeable(id) {
+		sendWake(dir, id, []byte{1})
+	}
+}
+
+// sendWake sends msg to the wake socket name in the folder dir, if one
+// listens there.
+func sendWake(dir, name string, msg []byte) {
+	if dir == "" {
 		return
 	}
 	d, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
@@ -136,5 +158,5 @@ func wakeJob(dir, id string) {
 		return
 	}
 	defer unix.Close(fd)
-	_ = unix.Sendto(fd, []byte{1}, unix.MSG_DONTWAIT|unix.MSG_NOSIGNAL, &unix.SockaddrUnix{Name: wakeAddr(d, id)})
+	_ = unix.Sendto(fd, msg, unix.MSG_DONTWAIT|unix.MSG_NOSIGNAL, &unix.SockaddrUnix{Name: wakeAddr(d, name)})
 }

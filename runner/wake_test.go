@@ -103,16 +103,67 @@ func TestPruneRemovesTheWakeSocketsOfDeadKeepers(t *testing.T) {
 	wake := filepath.Join(e.home, "wake")
 	left, err := os.ReadDir(wake)
 	require.NoError(t, err, "the job's supervisor listened in the wake folder")
-	require.Empty(t, left, "a supervisor that ended left its socket")
+	require.Len(t, left, 1, "a supervisor that ended left its socket")
+	own := left[0].Name()
+	require.True(t, strings.HasPrefix(own, "p-"+e.store.HostID()+"-"), "only this process's socket is left: %s", own)
 
 	stale := filepath.Join(wake, j.ID) // as a keeper that was killed leaves it
 	require.NoError(t, os.WriteFile(stale, nil, 0o600))
 	other := filepath.Join(wake, "not-a-pruned-job")
 	require.NoError(t, os.WriteFile(other, nil, 0o600))
+	// A process of this host that died with its runner open left its
+	// socket; another host's is that host's business.
+	dead := filepath.Join(wake, runner.ProcWakeName(e.store.HostID(), os.Getpid(), runner.ProcessStart(os.Getpid())+1))
+	require.NoError(t, os.WriteFile(dead, nil, 0o600))
+	foreign := filepath.Join(wake, runner.ProcWakeName(jobstore.NewID(), os.Getpid(), runner.ProcessStart(os.Getpid())+1))
+	require.NoError(t, os.WriteFile(foreign, nil, 0o600))
 	_, err = e.r.Prune(context.Background(), jobstore.PruneParams{FinishedBefore: time.Now().Add(time.Hour)})
 	require.NoError(t, err)
 	require.NoFileExists(t, stale)
+	require.NoFileExists(t, dead, "a dead process's socket goes")
 	require.FileExists(t, other, "only the pruned jobs' sockets go")
+	require.FileExists(t, foreign, "another host's process is not this host's to judge")
+	require.FileExists(t, filepath.Join(wake, own), "a live process keeps its socket")
+}
+
+// TestInProcessJobsShareTheirProcesssWakeSocket: the in-process jobs of
+// every runner of a process wait on one wake socket, the process's, and a
+// kill requested through another runner still reaches each at once (the
+// polls of the rows an hour apart). The socket goes with the last runner.
+func TestInProcessJobsShareTheirProcesssWakeSocket(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, false)
+	second := e.newRunner(false)
+	killer := e.newRunner(false)
+	gate := filepath.Join(e.root, "gate")
+	t.Cleanup(func() { _ = os.WriteFile(gate, nil, 0o600) })
+	var jobs []*bgcmd.Job
+	for _, r := range []*runner.Runner{e.r, second} {
+		runner.SetPolls(r, time.Hour, time.Hour)
+		j, err := r.Start(context.Background(), []string{fixture(t, "wait-for-file.sh"), gate}, runner.StartOptions{})
+		require.NoError(t, err)
+		waitFor(t, "the job to wait", func() bool { return strings.Contains(e.output(j.ID, bgcmd.Stdout), "waiting\n") })
+		jobs = append(jobs, j)
+	}
+	wake := filepath.Join(e.home, "wake")
+	names, err := os.ReadDir(wake)
+	require.NoError(t, err)
+	require.Len(t, names, 1, "one socket for the process")
+	require.Equal(t, runner.ProcWakeName(e.store.HostID(), os.Getpid(), runner.ProcessStart(os.Getpid())), names[0].Name())
+
+	for i, r := range []*runner.Runner{e.r, second} {
+		_, err := killer.RequestKill(context.Background(), jobs[i].ID, syscall.SIGTERM)
+		require.NoError(t, err)
+		s, err := r.Await(context.Background(), jobs[i].ID, pollDeadline)
+		require.NoError(t, err)
+		require.Equal(t, bgcmd.StateKilled, s.State, "%+v", s)
+	}
+	for _, r := range []*runner.Runner{second, killer} {
+		require.NoError(t, r.Close(context.Background()))
+	}
+	require.FileExists(t, filepath.Join(wake, names[0].Name()), "a runner still holds it")
+	require.NoError(t, e.r.Close(context.Background()))
+	require.NoFileExists(t, filepath.Join(wake, names[0].Name()), "the last runner closed it")
 }
 
 // pollerFiles returns what the descriptors registered in process pid's
