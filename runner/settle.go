@@ -51,7 +51,7 @@ func (s *supervisor) settle(ctx context.Context, out *outcome, streams map[bgcmd
 	}
 	why := rec.Error // what the job itself said; notes about settling join it
 	recorded, banked := false, false
-	anyQueued := true // unless the settle's own transaction says otherwise
+	var after *jobstore.AfterSettle // what the settle's own transaction read
 	attempt := func(ctx context.Context, last bool) (_ *jobstore.Record, err error) {
 		var unrecorded error
 		if !recorded {
@@ -98,10 +98,10 @@ func (s *supervisor) settle(ctx context.Context, out *outcome, streams map[bgcmd
 		}
 		rec.Error = joinMsg(rec.Error, strings.Join(notes, "; "))
 		p := settleParams(s.job.ID, rec, arts, 0)
-		got, queued, err := s.store.SettleAndPeekQueue(ctx, p)
-		anyQueued = queued
+		got, peeked, err := s.store.SettleAndPeek(ctx, p)
 		if err == nil {
 			s.settledArts = p.Artifacts // the store gave them their ids
+			after = &peeked
 		}
 		return got, err
 	}
@@ -109,7 +109,7 @@ func (s *supervisor) settle(ctx context.Context, out *outcome, streams map[bgcmd
 	if err == nil {
 		// What the settle returned is what Await reports: no read after
 		// the write.
-		s.settled = got
+		s.settled, s.settledCounters = got, &after.Counters
 		// Told whatever happened to the logs: the settle is in the store.
 		if s.hookless {
 			notifyEvents(s.store)
@@ -130,7 +130,7 @@ func (s *supervisor) settle(ctx context.Context, out *outcome, streams map[bgcmd
 		})
 	}
 	// A slot is free and a dependency settled: start what is due.
-	if err != nil || anyQueued {
+	if after == nil || after.Queued {
 		_ = dispatch(ctx, s.store, filepath.Dir(s.dir), holderAliveHere())
 	}
 }

@@ -66,12 +66,15 @@ func (r *Runner) Counters(ctx context.Context, session string) (bgcmd.Counters, 
 }
 
 func (r *Runner) status(ctx context.Context, rec *jobstore.Record, markSeen bool) (*bgcmd.Status, error) {
-	return r.statusOf(ctx, rec, markSeen, nil)
+	return r.statusOf(ctx, rec, markSeen, nil, nil)
 }
 
 // statusOf is status with the settled job's artifacts when the caller has
-// them (arts non-nil); nil reads them from the store.
-func (r *Runner) statusOf(ctx context.Context, rec *jobstore.Record, markSeen bool, arts []bgcmd.Artifact) (*bgcmd.Status, error) {
+// them (arts non-nil; nil reads them from the store), and its session's
+// counters when the job's settle read them in its own transaction
+// (counters non-nil, as the settle left them; nil, or a read that marks
+// the job seen, reads them now).
+func (r *Runner) statusOf(ctx context.Context, rec *jobstore.Record, markSeen bool, arts []bgcmd.Artifact, counters *bgcmd.Counters) (*bgcmd.Status, error) {
 	j := &rec.Job
 	s := &bgcmd.Status{
 		ID: j.ID, Session: j.Session, Host: j.Host, HostID: j.HostID, Argv: j.Argv, Exe: j.Exe, ExeSHA256: j.ExeSHA256, Cwd: j.Cwd, State: j.State,
@@ -131,6 +134,10 @@ func (r *Runner) statusOf(ctx context.Context, rec *jobstore.Record, markSeen bo
 	}
 	if s.TailPreview == "" {
 		s.TailPreview = preview(sources)
+	}
+	if counters != nil && !(markSeen && j.SeenAt == nil) {
+		s.Counters = *counters
+		return s, nil
 	}
 	c, err := r.store.Counters(ctx, j.Session)
 	if err != nil {
@@ -216,7 +223,7 @@ func (r *Runner) Await(ctx context.Context, id string, maxWait time.Duration) (*
 		select {
 		case <-sup.done:
 			if sup.settled != nil {
-				return r.statusOf(ctx, sup.settled, false, sup.settledArts)
+				return r.statusOf(ctx, sup.settled, false, sup.settledArts, sup.settledCounters)
 			}
 		case <-timer.C:
 			return r.Status(ctx, id)

@@ -77,10 +77,12 @@ type supervisor struct {
 	liveSizes     [2]int64
 	// done is closed once the job has settled (or settling failed).
 	done chan struct{}
-	// settled is the job's row as the settle wrote it and settledArts its
-	// artifacts, both set before done is closed; nil when it did not settle.
-	settled     *jobstore.Record
-	settledArts []bgcmd.Artifact
+	// settled is the job's row as the settle wrote it, settledArts its
+	// artifacts and settledCounters its session's counters as the settle
+	// left them, all set before done is closed; nil when it did not settle.
+	settled         *jobstore.Record
+	settledArts     []bgcmd.Artifact
+	settledCounters *bgcmd.Counters
 	// containment is how the job's descendants are kept in the job; binary
 	// is the executable re-executed as its reaper (containReaper), reapers
 	// the runner's pool of them.

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/bgcmd/bgcmd"
 )
 
@@ -17,13 +19,19 @@ import (
 // a step for every job counted (see that backend's migration 00016 for
 // why it keeps no such table).
 func (s *Store) Counters(ctx context.Context, session string) (bgcmd.Counters, error) {
+	return s.countersIn(ctx, s.r, session)
+}
+
+// countersIn reads the session's counters through q: the reader, or a
+// write transaction that has just changed them.
+func (s *Store) countersIn(ctx context.Context, q sqlx.QueryerContext, session string) (bgcmd.Counters, error) {
 	var c bgcmd.Counters
 	var err error
 	if s.d.postgres {
-		err = s.r.QueryRowxContext(ctx, countedCountersSQL, session, session, session).
+		err = q.QueryRowxContext(ctx, countedCountersSQL, session, session, session).
 			Scan(&c.Running, &c.Finished, &c.Queued)
 	} else {
-		err = s.r.QueryRowxContext(ctx, `SELECT running, finished, queued FROM session_counters
+		err = q.QueryRowxContext(ctx, `SELECT running, finished, queued FROM session_counters
 		WHERE session = ?`, session).Scan(&c.Running, &c.Finished, &c.Queued)
 		if errors.Is(err, sql.ErrNoRows) {
 			return bgcmd.Counters{}, nil // no job of the session yet

@@ -186,18 +186,25 @@ func testQueueDispatchHigherPriorityFirst(t *testing.T) {
 	require.Equal(t, []string{ids[1], ids[3], ids[0], ids[2]}, order)
 }
 
-func TestSettleAndPeekQueueSaysWhetherAJobWaits(t *testing.T) {
+func TestSettleAndPeekSaysWhetherAJobWaitsAndCounts(t *testing.T) {
 	t.Parallel()
-	eachBackend(t, testSettleAndPeekQueueSaysWhetherAJobWaits)
+	eachBackend(t, testSettleAndPeekSaysWhetherAJobWaitsAndCounts)
 }
 
-func testSettleAndPeekQueueSaysWhetherAJobWaits(t *testing.T) {
+func testSettleAndPeekSaysWhetherAJobWaitsAndCounts(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t, jobstore.Options{})
 	code := 0
 	settle := func(id string) (bool, error) {
-		_, queued, err := s.SettleAndPeekQueue(ctx, jobstore.SettleParams{ID: id, To: bgcmd.StateExited, ExitCode: &code})
-		return queued, err
+		rec, after, err := s.SettleAndPeek(ctx, jobstore.SettleParams{ID: id, To: bgcmd.StateExited, ExitCode: &code})
+		if err != nil {
+			require.Zero(t, after, "a settle that failed reads nothing")
+			return after.Queued, err
+		}
+		now, err := s.Counters(ctx, rec.Session)
+		require.NoError(t, err)
+		require.Equal(t, now, after.Counters, "the counters as the settle left them")
+		return after.Queued, nil
 	}
 	running := func() string {
 		j := newJob("s")

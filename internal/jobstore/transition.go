@@ -47,19 +47,29 @@ func (s *Store) Settle(ctx context.Context, p SettleParams) (*Record, error) {
 	return rec, err
 }
 
-// SettleAndPeekQueue is Settle that also says whether this host has a
-// queued job once the settle has committed, read in the settle's own
-// transaction: the dispatch a settle calls for (a slot freed, a dependency
-// met) need not open a read to find there is nothing to dispatch. A job
-// queued after the commit is the business of its enqueuer, who dispatches
-// once it is on record and sees the slot this settle freed.
-func (s *Store) SettleAndPeekQueue(ctx context.Context, p SettleParams) (rec *Record, queued bool, err error) {
+// AfterSettle is what SettleAndPeek read in the settle's own transaction,
+// as the settle left the store.
+type AfterSettle struct {
+	// Queued says whether this host has a queued job: the dispatch a
+	// settle calls for (a slot freed, a dependency met) need not open a
+	// read to find there is nothing to dispatch. A job queued after the
+	// commit is the business of its enqueuer, who dispatches once it is on
+	// record and sees the slot this settle freed.
+	Queued bool
+	// Counters are the job's session's counters, this settle counted.
+	Counters bgcmd.Counters
+}
+
+// SettleAndPeek is Settle that also reads, in the same transaction, what
+// its settler needs next (AfterSettle): no read transaction of its own
+// after the commit.
+func (s *Store) SettleAndPeek(ctx context.Context, p SettleParams) (*Record, AfterSettle, error) {
 	return s.settle(ctx, p, true)
 }
 
-func (s *Store) settle(ctx context.Context, p SettleParams, peek bool) (rec *Record, queued bool, err error) {
+func (s *Store) settle(ctx context.Context, p SettleParams, peek bool) (rec *Record, after AfterSettle, err error) {
 	if !p.To.Settled() {
-		return nil, false, fmt.Errorf("settle job %s: %q is not a settled state: %w", p.ID, p.To, bgcmd.ErrInvalidTransition)
+		return nil, after, fmt.Errorf("settle job %s: %q is not a settled state: %w", p.ID, p.To, bgcmd.ErrInvalidTransition)
 	}
 	if p.FinishedAt.IsZero() {
 		p.FinishedAt = s.now()
@@ -69,12 +79,16 @@ func (s *Store) settle(ctx context.Context, p SettleParams, peek bool) (rec *Rec
 		if rec, err = settleTx(ctx, tx, p, true); err != nil || !peek {
 			return err
 		}
-		return tx.GetContext(ctx, &queued, hasQueuedSQL, s.hostID)
+		if err := tx.GetContext(ctx, &after.Queued, hasQueuedSQL, s.hostID); err != nil {
+			return err
+		}
+		after.Counters, err = s.countersIn(ctx, tx, rec.Session)
+		return err
 	})
 	if err != nil {
-		return nil, false, fmt.Errorf("settle job: %w", err)
+		return nil, AfterSettle{}, fmt.Errorf("settle job: %w", err)
 	}
-	return rec, queued, nil
+	return rec, after, nil
 }
 
 // SettleMany settles each of ps as Settle does, all in one transaction
