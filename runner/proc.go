@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // procStat is what bgcmd reads from /proc/<pid>/stat.
@@ -25,7 +27,8 @@ type procStat struct {
 // readProcStat reads /proc/<pid>/stat. The command name (field 2) may hold
 // spaces and parentheses, so fields are counted after its last ')'.
 func readProcStat(pid int) (procStat, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	var buf [2048]byte
+	b, err := readSmallFile("/proc/"+strconv.Itoa(pid)+"/stat", buf[:])
 	if err != nil {
 		return procStat{}, err
 	}
@@ -46,6 +49,35 @@ func readProcStat(pid int) (procStat, error) {
 		return procStat{}, fmt.Errorf("parse /proc/%d/stat", pid)
 	}
 	return procStat{state: f[0][0], ppid: ppid, pgrp: pgrp, session: session, start: start}, nil
+}
+
+// readSmallFile reads the file at path into buf in one read, as a
+// process's stat is read many times in a sweep of /proc: open, read and
+// close, where os.ReadFile also stats the file and reads again for the
+// end. A file that fills buf is read again in full.
+func readSmallFile(path string, buf []byte) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	n, err := readIgnoringEINTR(fd, buf)
+	unix.Close(fd)
+	switch {
+	case err != nil:
+		return nil, &os.PathError{Op: "read", Path: path, Err: err}
+	case n == len(buf):
+		return os.ReadFile(path)
+	}
+	return buf[:n], nil
+}
+
+func readIgnoringEINTR(fd int, buf []byte) (int, error) {
+	for {
+		n, err := unix.Read(fd, buf)
+		if err != unix.EINTR {
+			return n, err
+		}
+	}
 }
 
 // processStart returns pid's start time, or 0 when it cannot be read.
