@@ -243,7 +243,7 @@ func (r *Runner) startDetached(ctx context.Context, job *bgcmd.Job, p *supProc, 
 		return r.readBack(ctx, job.ID, err) // on record as start_failed
 	}
 	running := started.job(job, p)
-	if err := r.createJob(ctx, running); err != nil {
+	if _, err := r.createJob(ctx, running); err != nil {
 		_, _ = p.conn.Write([]byte{ackUnrecorded})
 		os.RemoveAll(r.jobDir(job.ID))
 		return nil, fmt.Errorf("start: %w (the command was stopped at once: it cannot run unrecorded)", err)
@@ -272,7 +272,7 @@ func (r *Runner) failUnrecorded(ctx context.Context, job *bgcmd.Job, err error) 
 // could not be written (then nothing is on record, and the job's
 // directory is removed).
 func (r *Runner) recordNotStarted(ctx context.Context, job *bgcmd.Job, msg string) error {
-	if err := r.createJob(context.WithoutCancel(ctx), job); err != nil {
+	if _, err := r.createJob(context.WithoutCancel(ctx), job); err != nil {
 		os.RemoveAll(r.jobDir(job.ID))
 		return err
 	}

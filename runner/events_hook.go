@@ -69,15 +69,9 @@ const hookKillWait = time.Second
 // afterCreate makes a new job known: it stores the policy's on_settle hook
 // with the job (so whichever process settles it knows the hook) and wakes
 // the event feed's watchers. A hook that cannot be stored fails the start:
-// the job is settled as start_failed before anything runs.
-func (r *Runner) afterCreate(ctx context.Context, job *bgcmd.Job) error {
-	_, err := r.storeSettleHook(ctx, job)
-	return err
-}
-
-// storeSettleHook is afterCreate, also saying whether it stored a hook: a
-// job created without one never has one.
-func (r *Runner) storeSettleHook(ctx context.Context, job *bgcmd.Job) (stored bool, err error) {
+// the job is settled as start_failed before anything runs. hooked says
+// whether a hook was stored: a job created without one never has one.
+func (r *Runner) afterCreate(ctx context.Context, job *bgcmd.Job) (hooked bool, err error) {
 	defer notifyEvents(r.store)
 	if r.policy == nil || len(r.policy.OnSettle) == 0 {
 		return false, nil

@@ -71,6 +71,8 @@ func readSmallFile(path string, buf []byte) ([]byte, error) {
 	return buf[:n], nil
 }
 
+// readIgnoringEINTR is one read(2) of fd into buf, made again when a
+// signal interrupted it.
 func readIgnoringEINTR(fd int, buf []byte) (int, error) {
 	for {
 		n, err := unix.Read(fd, buf)

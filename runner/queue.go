@@ -98,7 +98,7 @@ func (r *Runner) enqueue(ctx context.Context, job *bgcmd.Job, o StartOptions, en
 		}
 		return nil, fmt.Errorf("start: %w", err)
 	}
-	if err := r.afterCreate(ctx, job); err != nil {
+	if _, err := r.afterCreate(ctx, job); err != nil {
 		return nil, fmt.Errorf("start: %w", err)
 	}
 	var err error

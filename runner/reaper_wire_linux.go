@@ -43,13 +43,8 @@ func readAck(fd int) bool {
 // is false when the socket ended (or failed) before it.
 func readAnswer(fd int) (answer byte, ok bool) {
 	var b [1]byte
-	for {
-		n, err := unix.Read(fd, b[:])
-		if err == unix.EINTR {
-			continue
-		}
-		return b[0], err == nil && n == 1
-	}
+	n, err := readIgnoringEINTR(fd, b[:])
+	return b[0], err == nil && n == 1
 }
 
 // reaperSocketFD is the reaper's end of the socket pair.
@@ -194,10 +189,7 @@ func readRequest(fd int) (*reapRequest, []int, error) {
 // readFull fills b from the blocking descriptor fd.
 func readFull(fd int, b []byte) error {
 	for len(b) > 0 {
-		n, err := unix.Read(fd, b)
-		if err == unix.EINTR {
-			continue
-		}
+		n, err := readIgnoringEINTR(fd, b)
 		if err != nil {
 			return fmt.Errorf("read request: %w", err)
 		}

@@ -118,10 +118,11 @@ func (r *Runner) Start(ctx context.Context, argv []string, o StartOptions) (*bgc
 	return r.startDetached(ctx, job, sup, supLog, dec.Env, dec.Dir)
 }
 
-// createJob writes the job's row and what follows it (afterCreate).
-func (r *Runner) createJob(ctx context.Context, job *bgcmd.Job) error {
+// createJob writes the job's row and what follows it (afterCreate, which
+// says whether it stored a settle hook).
+func (r *Runner) createJob(ctx context.Context, job *bgcmd.Job) (hooked bool, err error) {
 	if err := r.store.Create(ctx, job); err != nil {
-		return err
+		return false, err
 	}
 	return r.afterCreate(ctx, job)
 }
@@ -149,10 +150,7 @@ func (r *Runner) startInProcess(ctx context.Context, job *bgcmd.Job, env []strin
 	sup.cwd = cwd
 	job.CreatedAt = r.now().UTC() // the start began now, before the child's
 	sup.create = func() error {
-		if err := r.store.Create(ctx, job); err != nil {
-			return err
-		}
-		hooked, err := r.storeSettleHook(ctx, job)
+		hooked, err := r.createJob(ctx, job)
 		sup.hookless = !hooked
 		return err
 	}
