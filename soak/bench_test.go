@@ -23,7 +23,10 @@ import (
 // detached supervisor, the job durable and running) until it returns,
 // beside a raw exec.Command("/bin/true").Run() and the floor program
 // (testdata/clifloor: the same processes and one durable insert in the same
-// SQLite regime, no bgcmd code). Each way runs in blocks of cliBlock, the
+// SQLite regime, no bgcmd code), built plain and built linked (the same
+// program linking the packages bgcmd's main package imports, whose
+// initialisation then runs in both its processes: see
+// testdata/clifloor/linked.go). Each way runs in blocks of cliBlock, the
 // ways in turn, so a noisy neighbour hits all alike; after a block the
 // processes it left behind (bgcmd's supervisors settling their jobs, the
 // floor's second processes) are waited out before the next way's block
@@ -31,16 +34,17 @@ import (
 // after `bgcmd run` shares the machine with the supervisor settling that
 // job. Within its block each `bgcmd run` meets the previous one's
 // supervisor, as a burst of runs does. It reports the medians and 90th
-// percentiles and the ratios of the medians to raw exec and to the floor.
+// percentiles and the ratios of the medians to raw exec and to both
+// floors.
 func BenchmarkCLIRun(b *testing.B) {
 	h := newHome(b, "", defaultPolicy(b))
 	h.mustRun(0, "list") // the database exists before the first timing
-	floorBin := buildFloor(b)
+	floorBin, linkedBin := buildFloor(b, ""), buildFloor(b, "linked")
 	floorDB := filepath.Join(b.TempDir(), "floor.db")
-	// runFloor returns how long one floor run took and the pid of the
-	// second process it started, which outlives it.
-	runFloor := func() (time.Duration, int) {
-		cmd := exec.Command(floorBin, floorDB, "/bin/true")
+	// runFloor returns how long one run of the floor program bin took and
+	// the pid of the second process it started, which outlives it.
+	runFloor := func(bin string) (time.Duration, int) {
+		cmd := exec.Command(bin, floorDB, "/bin/true")
 		cmd.Dir = h.root
 		start := time.Now()
 		out, err := cmd.CombinedOutput()
@@ -54,22 +58,26 @@ func BenchmarkCLIRun(b *testing.B) {
 		}
 		return took, pid
 	}
-	_, pid := runFloor() // its database exists before the first timing too
+	_, pid := runFloor(floorBin) // its database exists before the first timing too
 	awaitGone(b, []int{pid})
 	ctx := context.Background()
-	var cli, raw, floor []time.Duration
+	var cli, raw, floor, linked []time.Duration
+	floorBlock := func(bin string, into *[]time.Duration) func() {
+		return func() {
+			pids := make([]int, 0, cliBlock)
+			for range cliBlock {
+				took, pid := runFloor(bin)
+				*into, pids = append(*into, took), append(pids, pid)
+			}
+			awaitGone(b, pids)
+		}
+	}
 	var all []string // every job run, checked settled at the end
 	b.ResetTimer()
 	for i := range max(b.N, minBlocks) {
 		benchkit.InTurn(i,
-			func() {
-				pids := make([]int, 0, cliBlock)
-				for range cliBlock {
-					took, pid := runFloor()
-					floor, pids = append(floor, took), append(pids, pid)
-				}
-				awaitGone(b, pids)
-			},
+			floorBlock(floorBin, &floor),
+			floorBlock(linkedBin, &linked),
 			func() {
 				ids := make([]string, 0, cliBlock)
 				for range cliBlock {
@@ -105,6 +113,9 @@ func BenchmarkCLIRun(b *testing.B) {
 	b.ReportMetric(ms(fmed), "floor-median-ms")
 	b.ReportMetric(ms(percentile(floor, 90)), "floor-p90-ms")
 	b.ReportMetric(float64(med)/float64(fmed), "x-floor-median")
+	lmed := percentile(linked, 50)
+	b.ReportMetric(ms(lmed), "linked-floor-median-ms")
+	b.ReportMetric(float64(med)/float64(lmed), "x-linked-floor-median")
 	b.ReportMetric(float64(len(cli)), "samples")
 	st := h.openRO()
 	defer st.Close()
@@ -166,12 +177,12 @@ func awaitGone(b *testing.B, pids []int) {
 	}
 }
 
-// buildFloor builds testdata/clifloor as bgcmd is built (static, no cgo)
-// into a temporary directory.
-func buildFloor(b *testing.B) string {
+// buildFloor builds testdata/clifloor as bgcmd is built (static, no cgo),
+// with the build tags tags (none when empty), into a temporary directory.
+func buildFloor(b *testing.B, tags string) string {
 	b.Helper()
-	bin := filepath.Join(b.TempDir(), "clifloor")
-	cmd := exec.Command("go", "build", "-o", bin, "./testdata/clifloor")
+	bin := filepath.Join(b.TempDir(), "clifloor"+tags)
+	cmd := exec.Command("go", "build", "-tags", tags, "-o", bin, "./testdata/clifloor")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("build the floor program: %v\n%s", err, out)

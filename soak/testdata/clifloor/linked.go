@@ -1,0 +1,57 @@
+//go:build linked
+
+package main
+
+// With the build tag linked, the floor links every package bgcmd's main
+// package imports (its own internal packages aside), blank: their
+// initialisation runs before main in both processes, as it does in `bgcmd
+// run` and its supervisor, and the binary is nearly of bgcmd's size (what
+// no initialisation reaches is left out). No code of theirs runs beyond
+// that. BenchmarkCLIRun times this build beside the plain one, which parts
+// the gap between `bgcmd run` and the floor into what the binary's size
+// and package set cost and what bgcmd's own work costs.
+// TestLinkedFloorLinksWhatBgcmdLinks keeps this list in step with
+// cmd/bgcmd's imports.
+import (
+	_ "bufio"
+	_ "bytes"
+	_ "context"
+	_ "encoding/csv"
+	_ "encoding/hex"
+	_ "encoding/json"
+	_ "errors"
+	_ "fmt"
+	_ "io"
+	_ "io/fs"
+	_ "log/slog"
+	_ "math"
+	_ "net"
+	_ "net/http"
+	_ "os"
+	_ "os/signal"
+	_ "path/filepath"
+	_ "regexp"
+	_ "runtime/debug"
+	_ "sort"
+	_ "strconv"
+	_ "strings"
+	_ "sync"
+	_ "syscall"
+	_ "time"
+	_ "unicode/utf8"
+
+	_ "github.com/bgcmd/bgcmd"
+	_ "github.com/bgcmd/bgcmd/agenttools"
+	_ "github.com/bgcmd/bgcmd/artifacts"
+	_ "github.com/bgcmd/bgcmd/gittools"
+	_ "github.com/bgcmd/bgcmd/internal/hostid"
+	_ "github.com/bgcmd/bgcmd/internal/jobstore"
+	_ "github.com/bgcmd/bgcmd/internal/spawn"
+	_ "github.com/bgcmd/bgcmd/policy"
+	_ "github.com/bgcmd/bgcmd/runner"
+	_ "github.com/bgcmd/bgcmd/webui"
+	_ "github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	_ "github.com/modelcontextprotocol/go-sdk/mcp"
+	_ "github.com/spf13/cobra"
+	_ "golang.org/x/sys/unix"
+)
