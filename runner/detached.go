@@ -69,6 +69,11 @@ type spec struct {
 	// supervisor says spareAgain on it when it is free for another job
 	// (see Supervise).
 	Return bool `json:"return,omitempty"`
+	// Hookless, with Unrecorded, says the host's policy has no on_settle
+	// hook, so the row it writes comes with none: the supervisor's settle
+	// looks for no hook to run. A host that omits it (false) leaves the
+	// supervisor to look, as before.
+	Hookless bool `json:"hookless,omitempty"`
 }
 
 // specJob is a job as it travels in the spec: the fields the row keeps
@@ -206,7 +211,7 @@ func (r *Runner) startDetached(ctx context.Context, job *bgcmd.Job, p *supProc, 
 		job.SupervisorPID, job.SupervisorStart = p.pid, p.start
 		return &spec{Home: r.home, DBPath: r.store.Path(), JobID: job.ID, Env: env,
 			HostPID: p.pid, HostStart: p.start, Cgroup: r.cgroupRoot(), Job: newSpecJob(job), Unrecorded: true,
-			Return: back}
+			Return: back, Hookless: !r.storesSettleHooks()}
 	}
 	p, rr, err := r.sendSpec(p, logf, cwd, specFor)
 	if p == nil {

@@ -66,6 +66,12 @@ func (c *hookCount) Wait() {
 // at its timeout before bgcmd stops waiting for its descriptors.
 const hookKillWait = time.Second
 
+// storesSettleHooks says whether afterCreate stores an on_settle hook with
+// each job this runner creates: whether its policy names one.
+func (r *Runner) storesSettleHooks() bool {
+	return r.policy != nil && len(r.policy.OnSettle) > 0
+}
+
 // afterCreate makes a new job known: it stores the policy's on_settle hook
 // with the job (so whichever process settles it knows the hook) and wakes
 // the event feed's watchers. A hook that cannot be stored fails the start:
@@ -73,7 +79,7 @@ const hookKillWait = time.Second
 // whether a hook was stored: a job created without one never has one.
 func (r *Runner) afterCreate(ctx context.Context, job *bgcmd.Job) (hooked bool, err error) {
 	defer notifyEvents(r.store)
-	if r.policy == nil || len(r.policy.OnSettle) == 0 {
+	if !r.storesSettleHooks() {
 		return false, nil
 	}
 	timeout := r.policy.OnSettleTimeout

@@ -238,3 +238,36 @@ func TestOnSettleHookOfASettlerThatDiedBeforeRunningItRunsAtReconcile(t *testing
 	require.NoError(t, err)
 	require.Equal(t, j.ID+" exited 0 /usr/bin:/bin\n", string(b))
 }
+
+// A detached supervisor is told, with a job that has no row yet, whether
+// its host's policy stores an on_settle hook with it: without one, the
+// supervisor's settle looks for no hook (no read after every settle).
+func TestTheHandOverSaysWhetherTheJobHasAHook(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		hook bool
+		want string
+	}{
+		{"without on_settle", false, `(it printed: spec: "hookless":true)`},
+		{"with on_settle", true, "(it printed: spec:)"}, // no field: the supervisor looks
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, false)
+			if tt.hook {
+				e.policy.OnSettle = []string{fixture(t, "on-settle-hook.sh"), filepath.Join(t.TempDir(), "runs.log"), t.TempDir(), "0"}
+			}
+			r, err := runner.New(context.Background(), runner.Options{Store: e.store, Home: e.home, Policy: e.policy,
+				Detached: true, Binary: fixture(t, "echo-hookless.sh")})
+			require.NoError(t, err)
+			t.Cleanup(func() { r.Close(context.Background()) })
+			j, err := r.Start(context.Background(), []string{fixture(t, "exit-with.sh"), "0"},
+				runner.StartOptions{Env: map[string]string{"PATH": "/usr/bin:/bin"}})
+			require.Error(t, err, "the stand-in supervisor starts nothing")
+			require.NotNil(t, j)
+			require.Equal(t, bgcmd.StateStartFailed, j.State)
+			require.Contains(t, j.Error, tt.want)
+		})
+	}
+}

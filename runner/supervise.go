@@ -108,8 +108,9 @@ type supervisor struct {
 	create func() error
 	// createErr is why create failed: the job has no row.
 	createErr error
-	// hookless says create stored no on_settle hook with the job, so its
-	// settle need not look for one (see afterSettle).
+	// hookless says no on_settle hook was stored with the job (create's, in
+	// process; the host's, for a detached job without a row: its policy
+	// has none), so its settle need not look for one (see afterSettle).
 	hookless bool
 	// hostRecords, when set, has the host write the job's row once the
 	// child runs (a detached supervisor handed a job with no row yet,

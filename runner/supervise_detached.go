@@ -285,6 +285,7 @@ func (ds *detachedSupervisor) serve(ctx context.Context, statusF *os.File) (agai
 		cwd:         cwdF,
 		containment: ds.contain,
 		cgroupRoot:  sp.Cgroup,
+		hookless:    sp.Unrecorded && sp.Hookless,
 	}
 	if sp.Unrecorded {
 		sup.hostRecords = func() error {
