@@ -310,6 +310,11 @@ type GCReport struct {
 	// JobDirs are directories under jobs/ of jobs that have settled or that
 	// the store does not know.
 	JobDirs []GCItem `json:"job_dirs"`
+	// WakeSockets are sockets in the wake folder beside the database that
+	// nothing will remove: of jobs that have settled or that the store
+	// does not know, and of this host's processes that have ended (their
+	// keepers died before removing them).
+	WakeSockets []GCItem `json:"wake_sockets"`
 	// SkippedRecent counts garbage spared because it is younger than
 	// MinAge.
 	SkippedRecent int `json:"skipped_recent"`
@@ -324,14 +329,15 @@ type GCReport struct {
 
 // GC removes what the store no longer accounts for: artifact files (and
 // indexes, and temporary files of an interrupted bank) that no artifacts
-// row references, and job directories of jobs that have settled or that
-// the store does not know — what a crash between a delete and a file
+// row references, job directories of jobs that have settled or that the
+// store does not know, and the wake sockets of those jobs and of this
+// host's ended processes — what a crash between a delete and a file
 // removal, or a supervisor dying mid-settle, leaves behind. Running jobs'
-// directories and referenced files are never touched. Reconcile (which
+// directories and sockets and referenced files are never touched. Reconcile (which
 // runner.New runs) first settles jobs whose supervisor died, banking their
 // logs.
 func (r *Runner) GC(ctx context.Context, o GCOptions) (*GCReport, error) {
-	rep := &GCReport{DryRun: o.DryRun, StrayFiles: []GCItem{}, JobDirs: []GCItem{}}
+	rep := &GCReport{DryRun: o.DryRun, StrayFiles: []GCItem{}, JobDirs: []GCItem{}, WakeSockets: []GCItem{}}
 	cutoff := r.now().Add(-o.MinAge)
 	unlock, err := r.arts.Lock(true)
 	if err != nil {
@@ -346,41 +352,48 @@ func (r *Runner) GC(ctx context.Context, o GCOptions) (*GCReport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gc: %w", err)
 	}
+	socks, err := r.staleWakeSockets(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("gc: %w", err)
+	}
 	var errs []error
 	if !o.DryRun {
 		n, err := r.store.DeleteStrayBlobs(ctx, cutoff)
 		rep.StrayStored = n
 		errs = append(errs, err)
 	}
-	for _, it := range files {
-		if o.MinAge > 0 && changedAfter(it.Path, cutoff) {
-			rep.SkippedRecent++
-			continue
+	removeFile := func(path string) error {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
 		}
-		if !o.DryRun {
-			if err := os.Remove(it.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				errs = append(errs, fmt.Errorf("gc: %w", err))
-				continue
-			}
-		}
-		rep.StrayFiles = append(rep.StrayFiles, it)
-		rep.FreedBytes += it.Bytes
+		return nil
 	}
-	for _, it := range dirs {
-		if o.MinAge > 0 && changedAfter(it.Path, cutoff) {
-			rep.SkippedRecent++
-			continue
-		}
-		if !o.DryRun {
-			if err := os.RemoveAll(it.Path); err != nil {
-				errs = append(errs, fmt.Errorf("gc: %w", err))
-				continue
-			}
-		}
-		rep.JobDirs = append(rep.JobDirs, it)
-		rep.FreedBytes += it.Bytes
-	}
+	rep.StrayFiles = rep.sweep(files, removeFile, o, cutoff, &errs)
+	rep.JobDirs = rep.sweep(dirs, os.RemoveAll, o, cutoff, &errs)
+	rep.WakeSockets = rep.sweep(socks, removeFile, o, cutoff, &errs)
 	return rep, errors.Join(errs...)
+}
+
+// sweep removes items with remove (nothing in a dry run), sparing those
+// changed after cutoff when o sets a MinAge, and returns those it removed
+// (or would remove); the failures go to errs.
+func (rep *GCReport) sweep(items []GCItem, remove func(string) error, o GCOptions, cutoff time.Time, errs *[]error) []GCItem {
+	out := []GCItem{}
+	for _, it := range items {
+		if o.MinAge > 0 && changedAfter(it.Path, cutoff) {
+			rep.SkippedRecent++
+			continue
+		}
+		if !o.DryRun {
+			if err := remove(it.Path); err != nil {
+				*errs = append(*errs, fmt.Errorf("gc: %w", err))
+				continue
+			}
+		}
+		out = append(out, it)
+		rep.FreedBytes += it.Bytes
+	}
+	return out
 }
 
 // strayFiles lists the files under the artifact store that no row
@@ -464,13 +477,8 @@ func (r *Runner) leftoverDirs(ctx context.Context) ([]GCItem, error) {
 	var out []GCItem
 	for _, id := range ids {
 		st, known := states[id]
-		var reason string
-		switch {
-		case !known:
-			reason = "no such job in the store"
-		case st.Settled():
-			reason = "job " + string(st)
-		default:
+		reason, ok := notRunning(st, known)
+		if !ok {
 			continue // running: its supervisor owns the directory
 		}
 		dir := r.jobDir(id)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -15,14 +16,16 @@ func newGCCmd(g *globals) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "gc [--min-age DUR] [--dry-run]",
-		Short: "Remove stray output files and leftover job directories",
+		Short: "Remove stray output files, leftover job directories and stale wake sockets",
 		Long: `Remove what the database no longer accounts for, and report it: files under
 <home>/artifacts that no artifact record references (left by a crash during
-prune, or by an interrupted bank), and directories under <home>/jobs of jobs
-that have settled or that the database does not know. Running jobs and
-referenced files are never touched, and neither is anything changed less
-than --min-age ago (default 15m): a supervisor may be banking it right now.
-Jobs whose supervisor died are reconciled first.`,
+prune, or by an interrupted bank), directories under <home>/jobs of jobs
+that have settled or that the database does not know, and the wake sockets
+(in the wake folder beside the database) of those jobs and of this host's
+ended processes, left by a supervisor or a host that was killed. Running
+jobs and referenced files are never touched, and neither is anything
+changed less than --min-age ago (default 15m): a supervisor may be banking
+it right now. Jobs whose supervisor died are reconciled first.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			age, err := parseDuration("--min-age", minAge)
@@ -49,13 +52,17 @@ Jobs whose supervisor died are reconciled first.`,
 			if dryRun {
 				verb = "would remove"
 			}
-			for _, it := range append(rep.StrayFiles, rep.JobDirs...) {
+			for _, it := range slices.Concat(rep.StrayFiles, rep.JobDirs, rep.WakeSockets) {
 				if _, werr := fmt.Fprintf(out, "%s %s (%s): %s\n", verb, it.Path, fmtBytes(it.Bytes), it.Reason); werr != nil {
 					return werr
 				}
 			}
 			msg := fmt.Sprintf("%s %d stray file(s) and %d leftover job dir(s), %s in all", verb,
 				len(rep.StrayFiles), len(rep.JobDirs), fmtBytes(rep.FreedBytes))
+			if n := len(rep.WakeSockets); n > 0 {
+				msg = fmt.Sprintf("%s %d stray file(s), %d leftover job dir(s) and %d stale wake socket(s), %s in all", verb,
+					len(rep.StrayFiles), len(rep.JobDirs), n, fmtBytes(rep.FreedBytes))
+			}
 			if rep.SkippedRecent > 0 {
 				msg += fmt.Sprintf("; spared %d younger than %s", rep.SkippedRecent, fmtDuration(age))
 			}
