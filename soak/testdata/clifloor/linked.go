@@ -32,6 +32,7 @@ import (
 	_ "path/filepath"
 	_ "regexp"
 	_ "runtime/debug"
+	_ "slices"
 	_ "sort"
 	_ "strconv"
 	_ "strings"
