@@ -270,7 +270,7 @@ func removeWakeSockets(dir, hostID string, jobs []jobstore.PrunedJob) error {
 	var errs []error
 	for _, name := range names {
 		if pruned[name] || staleProcWake(name, hostID) {
-			if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := removeExisting(filepath.Join(dir, name)); err != nil {
 				errs = append(errs, fmt.Errorf("remove wake socket: %w", err))
 			}
 		}
@@ -333,9 +333,9 @@ type GCReport struct {
 // store does not know, and the wake sockets of those jobs and of this
 // host's ended processes — what a crash between a delete and a file
 // removal, or a supervisor dying mid-settle, leaves behind. Running jobs'
-// directories and sockets and referenced files are never touched. Reconcile (which
-// runner.New runs) first settles jobs whose supervisor died, banking their
-// logs.
+// directories and sockets and referenced files are never touched.
+// Reconcile (which runner.New runs) first settles jobs whose supervisor
+// died, banking their logs.
 func (r *Runner) GC(ctx context.Context, o GCOptions) (*GCReport, error) {
 	rep := &GCReport{DryRun: o.DryRun, StrayFiles: []GCItem{}, JobDirs: []GCItem{}, WakeSockets: []GCItem{}}
 	cutoff := r.now().Add(-o.MinAge)
@@ -362,16 +362,18 @@ func (r *Runner) GC(ctx context.Context, o GCOptions) (*GCReport, error) {
 		rep.StrayStored = n
 		errs = append(errs, err)
 	}
-	removeFile := func(path string) error {
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		return nil
-	}
-	rep.StrayFiles = rep.sweep(files, removeFile, o, cutoff, &errs)
+	rep.StrayFiles = rep.sweep(files, removeExisting, o, cutoff, &errs)
 	rep.JobDirs = rep.sweep(dirs, os.RemoveAll, o, cutoff, &errs)
-	rep.WakeSockets = rep.sweep(socks, removeFile, o, cutoff, &errs)
+	rep.WakeSockets = rep.sweep(socks, removeExisting, o, cutoff, &errs)
 	return rep, errors.Join(errs...)
+}
+
+// removeExisting removes the file at path; one already gone is no error.
+func removeExisting(path string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // sweep removes items with remove (nothing in a dry run), sparing those

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -57,12 +58,14 @@ it right now. Jobs whose supervisor died are reconciled first.`,
 					return werr
 				}
 			}
-			msg := fmt.Sprintf("%s %d stray file(s) and %d leftover job dir(s), %s in all", verb,
-				len(rep.StrayFiles), len(rep.JobDirs), fmtBytes(rep.FreedBytes))
-			if n := len(rep.WakeSockets); n > 0 {
-				msg = fmt.Sprintf("%s %d stray file(s), %d leftover job dir(s) and %d stale wake socket(s), %s in all", verb,
-					len(rep.StrayFiles), len(rep.JobDirs), n, fmtBytes(rep.FreedBytes))
+			counts := []string{fmt.Sprintf("%d stray file(s)", len(rep.StrayFiles)),
+				fmt.Sprintf("%d leftover job dir(s)", len(rep.JobDirs))}
+			if n := len(rep.WakeSockets); n > 0 { // named only when there are any
+				counts = append(counts, fmt.Sprintf("%d stale wake socket(s)", n))
 			}
+			last := len(counts) - 1
+			msg := fmt.Sprintf("%s %s and %s, %s in all", verb, strings.Join(counts[:last], ", "), counts[last],
+				fmtBytes(rep.FreedBytes))
 			if rep.SkippedRecent > 0 {
 				msg += fmt.Sprintf("; spared %d younger than %s", rep.SkippedRecent, fmtDuration(age))
 			}
