@@ -78,9 +78,10 @@ func (s *Store) create(ctx context.Context, j *bgcmd.Job, state bgcmd.State, lim
 				return err
 			}
 		}
+		argv, names := mustJSON(j.Argv), mustJSON(envNames)
 		_, err := tx.ExecContext(ctx, insertJobSQL,
-			j.ID, j.Session, j.Host, j.HostID, mustJSON(j.Argv), j.Exe, j.Cwd, j.EnvReplaced,
-			mustJSON(envNames), j.Timeout.Milliseconds(), j.KillGrace.Milliseconds(),
+			j.ID, j.Session, j.Host, j.HostID, argv, j.Exe, j.Cwd, j.EnvReplaced,
+			names, j.Timeout.Milliseconds(), j.KillGrace.Milliseconds(),
 			j.MaxOutputBytes, mustJSON(labels), j.State, j.SupervisorPID,
 			j.SupervisorStart, j.BootID, j.Detached, fmtTime(j.CreatedAt),
 			j.Group, mustJSON(after), lim.Session, lim.Group, rerunOf, j.Priority, j.ExeSHA256,
@@ -88,7 +89,7 @@ func (s *Store) create(ctx context.Context, j *bgcmd.Job, state bgcmd.State, lim
 		if err != nil {
 			return err
 		}
-		return appendEvent(ctx, tx, j.ID, "", state, j.CreatedAt, nil)
+		return appendEvent(ctx, tx, j.ID, "", state, j.CreatedAt, nil, creationFacts(j, argv, names))
 	})
 	if err != nil {
 		return fmt.Errorf("create job: %w", err)
@@ -279,7 +280,13 @@ func expectOne(ctx context.Context, tx *sqlx.Tx, res interface{ RowsAffected() (
 const insertEventSQL = `INSERT INTO job_events (job_id, from_state, to_state, at, detail)
 	VALUES (?, ?, ?, ?, ?) RETURNING seq`
 
-func appendEvent(ctx context.Context, tx *sqlx.Tx, id string, from, to bgcmd.State, at time.Time, detail map[string]any) error {
+// appendEvent appends job id's transition from from ("" for its creation)
+// to to, at at, with detail, to job_events and to the chain, in the
+// caller's write transaction. facts, when they cover what the event's
+// canonical form needs (eventFacts.covers), say what the transaction
+// stored; without them the event is read back with the job's row to be
+// chained.
+func appendEvent(ctx context.Context, tx *sqlx.Tx, id string, from, to bgcmd.State, at time.Time, detail map[string]any, facts *eventFacts) error {
 	var fromVal any
 	if from != "" {
 		fromVal = string(from)
@@ -291,6 +298,12 @@ func appendEvent(ctx context.Context, tx *sqlx.Tx, id string, from, to bgcmd.Sta
 			return fmt.Errorf("encode event detail: %w", err)
 		}
 		d = string(b)
+	}
+	if facts.covers(from, to) {
+		e := &eventScan{jobID: id, from: sql.NullString{String: string(from), Valid: from != ""},
+			to: string(to), at: fmtTime(at), detail: d}
+		facts.fill(e)
+		return appendChainedEvent(ctx, tx, e)
 	}
 	var seq int64
 	err := tx.GetContext(ctx, &seq, insertEventSQL, id, fromVal, string(to), fmtTime(at), d)

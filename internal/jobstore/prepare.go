@@ -20,7 +20,7 @@ const (
 // statements are the texts each write runs in its transaction, as the
 // code that runs them spells them (the cache is keyed by the text).
 func (w Writes) statements() []string {
-	chain := []string{insertEventSQL, chainHeadSQL, chainEventSQL, linkEventSQL, advanceHeadSQL}
+	chain := []string{nextEventSQL, insertChainedEventSQL, advanceHeadSQL}
 	var qs []string
 	if w&CreateWrites != 0 {
 		qs = append(qs, insertJobSQL)

@@ -88,7 +88,7 @@ func TestPrepareWritesAreTheirOwn(t *testing.T) {
 	require.Contains(t, settle, settleJobSQL)
 	require.Contains(t, settle, insertArtifactSQL)
 	require.NotContains(t, settle, insertJobSQL)
-	for _, q := range []string{insertEventSQL, chainHeadSQL, chainEventSQL, linkEventSQL, advanceHeadSQL} {
+	for _, q := range []string{nextEventSQL, insertChainedEventSQL, advanceHeadSQL} {
 		require.Contains(t, create, q)
 		require.Contains(t, settle, q)
 	}

@@ -258,7 +258,7 @@ func startQueuedTx(ctx context.Context, tx *sqlx.Tx, id string, at time.Time) (*
 	if err != nil {
 		return nil, queuedCASError(ctx, tx, id, err)
 	}
-	if err := appendEvent(ctx, tx, id, bgcmd.StateQueued, bgcmd.StateRunning, at, nil); err != nil {
+	if err := appendEvent(ctx, tx, id, bgcmd.StateQueued, bgcmd.StateRunning, at, nil, nil); err != nil {
 		return nil, err
 	}
 	return row.record()
@@ -273,7 +273,8 @@ func settleQueuedTx(ctx context.Context, tx *sqlx.Tx, id string, to bgcmd.State,
 	if err != nil {
 		return nil, queuedCASError(ctx, tx, id, err)
 	}
-	if err := appendEvent(ctx, tx, id, bgcmd.StateQueued, to, at, detail); err != nil {
+	if err := appendEvent(ctx, tx, id, bgcmd.StateQueued, to, at, detail,
+		outcomeFacts(row.ExitCode, row.Signal, row.Error, nil)); err != nil {
 		return nil, err
 	}
 	return row.record()

@@ -184,7 +184,8 @@ func settleTx(ctx context.Context, tx *sqlx.Tx, p SettleParams, want bool) (*Rec
 		}
 	}
 	// After the artifacts: the event's chain hash covers their hashes.
-	if err := appendEvent(ctx, tx, p.ID, bgcmd.StateRunning, p.To, p.FinishedAt, p.Detail); err != nil {
+	if err := appendEvent(ctx, tx, p.ID, bgcmd.StateRunning, p.To, p.FinishedAt, p.Detail,
+		outcomeFacts(nullInt64(p.ExitCode), p.Signal, p.Error, p.Artifacts)); err != nil {
 		return nil, err
 	}
 	if !want {
