@@ -200,6 +200,16 @@ func (lr *lineReader) take() (cwd, logf, status *os.File, err error) {
 // With two, the next call takes the older one, started a call earlier.
 const spareCount = 2
 
+// maxIdleSpares is how many supervisors may wait for a job at once: the
+// spares refillSpare starts and the supervisors that came back. Calls that
+// follow each other faster than a job's supervisor comes back take both
+// spares and start a third; keeping every supervisor that comes back,
+// rather than letting one go so as to hold two, lets the runner settle at
+// as many as such a stream needs, where with two it would start a process
+// for every few jobs and let another go. Each waiting supervisor is an
+// idle process with the store open; all exit with the runner.
+const maxIdleSpares = 2 * spareCount
+
 // takeSpare returns the oldest spare supervisor waiting for a job, if any:
 // the one most likely to have finished starting.
 func (r *Runner) takeSpare() *supProc {

@@ -68,9 +68,12 @@ type Options struct {
 	// job has settled and every process of it is gone (up to
 	// maxReturning at a time): the supervisor then waits as a spare again,
 	// store open and statements prepared, and the next job costs no
-	// process start at all. A job gets from a returned supervisor what it
-	// would from a new one: its own environment, directory, descriptors
-	// 0 to 2 and nothing else.
+	// process start at all. Every supervisor that comes back is kept, up
+	// to four waiting at once, so that calls following each other faster
+	// than a job's supervisor comes back settle at the few supervisors
+	// they need instead of starting one for every few jobs. A job gets
+	// from a returned supervisor what it would from a new one: its own
+	// environment, directory, descriptors 0 to 2 and nothing else.
 	Spare bool
 	// Prestarted is a detached supervisor started by Prestart for this
 	// runner's store: the first detached Start hands it its job, as it

@@ -56,15 +56,16 @@ func (r *Runner) releaseReturn(back bool, p *supProc) {
 
 // awaitReturn waits for supervisor p, asked back, to say it is free again
 // (spareAgain) and makes it the first spare, the one the next start takes:
-// it has finished starting long ago. When it ends instead, or the runner
-// already has its spares or was closed, its socket is closed and it exits.
+// it has finished starting long ago. When it ends instead, or
+// maxIdleSpares already wait, or the runner was closed, its socket is
+// closed and it exits.
 func (r *Runner) awaitReturn(p *supProc) {
 	defer r.returns.Done()
 	back := readSpareAgain(p)
 	r.spareMu.Lock()
 	delete(r.returning, p)
 	r.returnSlots--
-	if back && !r.closed && len(r.spares) < spareCount {
+	if back && !r.closed && len(r.spares) < maxIdleSpares {
 		p.status = nil // closed with its report: the next one comes with the spec
 		r.spares = append([]*supProc{p}, r.spares...)
 		r.spareMu.Unlock()

@@ -208,3 +208,45 @@ func TestARunnerKeepsTwoSparesAndHandsOutTheOldest(t *testing.T) {
 	require.Equal(t, oldest, runner.SparePID(e.r), "the job's supervisor came back first in line")
 	require.Equal(t, last, runner.LastSpawnedSparePID(e.r), "no supervisor was started for the job")
 }
+
+// TestSupervisorsOfOverlappingJobsAllComeBack: calls that follow each
+// other before a job's supervisor is back take both spares, and a third
+// supervisor is started in their place. When the jobs settle, both come
+// back and stay beside it, so the next pair of overlapping jobs starts no
+// process (where holding two spares would let one go and start another
+// for every such pair).
+func TestSupervisorsOfOverlappingJobsAllComeBack(t *testing.T) {
+	t.Parallel()
+	e := newModeEnv(t, "spare")
+	waitFor(t, "two spares", func() bool { return runner.SpareCount(e.r) == 2 })
+	overlapping := func(gofile string) (first, second *bgcmd.Job) {
+		argv := []string{fixture(t, "wait-for-file.sh"), gofile}
+		return e.start(argv, runner.StartOptions{}), e.start(argv, runner.StartOptions{})
+	}
+
+	gofile := filepath.Join(t.TempDir(), "go")
+	j1, j2 := overlapping(gofile)
+	waitFor(t, "the spare started in their place", func() bool { return runner.SpareCount(e.r) == 1 })
+	third := runner.SparePID(e.r)
+	require.NotContains(t, []int{j1.SupervisorPID, j2.SupervisorPID}, third)
+	require.NoError(t, os.WriteFile(gofile, nil, 0o600))
+	for _, j := range []*bgcmd.Job{j1, j2} {
+		s := e.await(j.ID)
+		require.Equal(t, bgcmd.StateExited, s.State, "error: %s", s.Error)
+	}
+	waitFor(t, "both supervisors back beside the third", func() bool { return runner.SpareCount(e.r) == 3 })
+
+	last := runner.LastSpawnedSparePID(e.r)
+	gofile = filepath.Join(t.TempDir(), "go")
+	j3, j4 := overlapping(gofile)
+	require.ElementsMatch(t, []int{j1.SupervisorPID, j2.SupervisorPID}, []int{j3.SupervisorPID, j4.SupervisorPID},
+		"the supervisors that came back took the jobs")
+	require.Equal(t, 1, runner.SpareCount(e.r))
+	require.Equal(t, third, runner.SparePID(e.r))
+	require.Equal(t, last, runner.LastSpawnedSparePID(e.r), "no supervisor was started for the second pair")
+	require.NoError(t, os.WriteFile(gofile, nil, 0o600))
+	for _, j := range []*bgcmd.Job{j3, j4} {
+		s := e.await(j.ID)
+		require.Equal(t, bgcmd.StateExited, s.State, "error: %s", s.Error)
+	}
+}
