@@ -122,13 +122,15 @@ func BenchmarkCLIRun(b *testing.B) {
 	awaitSettled(b, st, all)
 }
 
-// cliBlock and mcpBlock are how many runs each way makes in one block of
-// BenchmarkCLIRun and BenchmarkMCPRunCommandBg, and minBlocks the fewest
-// blocks each way runs.
+// cliBlock, mcpBlock and mcpStreamBlock are how many runs each way makes
+// in one block of BenchmarkCLIRun, BenchmarkMCPRunCommandBg and
+// BenchmarkMCPRunCommandBgStream, and minBlocks the fewest blocks each way
+// runs.
 const (
-	cliBlock  = 10
-	mcpBlock  = 20
-	minBlocks = 3
+	cliBlock       = 10
+	mcpBlock       = 20
+	mcpStreamBlock = 150
+	minBlocks      = 3
 )
 
 // rawExec times the baseline: exec.Command("/bin/true").Run().
@@ -204,7 +206,15 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // returns), beside a raw exec.Command("/bin/true").Run(), in blocks of
 // mcpBlock each, the two in turn; the jobs of a block settle before the raw
 // block starts. It reports both medians and the ratio of the medians.
-func BenchmarkMCPRunCommandBg(b *testing.B) {
+func BenchmarkMCPRunCommandBg(b *testing.B) { benchMCPRunCommandBg(b, mcpBlock) }
+
+// BenchmarkMCPRunCommandBgStream is BenchmarkMCPRunCommandBg with blocks
+// of mcpStreamBlock calls: an agent's stream of starts, each call made as
+// soon as the last returned, most before the last job's supervisor is
+// back to take another.
+func BenchmarkMCPRunCommandBgStream(b *testing.B) { benchMCPRunCommandBg(b, mcpStreamBlock) }
+
+func benchMCPRunCommandBg(b *testing.B, block int) {
 	h := newHome(b, "", defaultPolicy(b))
 	h.mustRun(0, "list") // the database exists before the first timing
 	cmd := h.command(context.Background(), "mcp")
@@ -243,15 +253,15 @@ func BenchmarkMCPRunCommandBg(b *testing.B) {
 	for i := range max(b.N, minBlocks) {
 		benchkit.InTurn(i,
 			func() {
-				ids := make([]string, 0, mcpBlock)
-				for range mcpBlock {
+				ids := make([]string, 0, block)
+				for range block {
 					id, took := call()
 					tool, ids = append(tool, took), append(ids, id)
 				}
 				awaitSettled(b, st, ids)
 			},
 			func() {
-				for range mcpBlock {
+				for range block {
 					raw = append(raw, rawExec(b))
 				}
 			},
@@ -262,6 +272,14 @@ func BenchmarkMCPRunCommandBg(b *testing.B) {
 	b.ReportMetric(ms(med), "median-ms")
 	b.ReportMetric(ms(percentile(tool, 90)), "p90-ms")
 	b.ReportMetric(ms(rmed), "raw-median-ms")
+	b.ReportMetric(ms(percentile(raw, 90)), "raw-p90-ms")
 	b.ReportMetric(float64(med)/float64(rmed), "x-raw-median")
 	b.ReportMetric(float64(len(tool)), "samples")
+	// Every job names its supervisor: a server that reuses them starts
+	// few for many calls.
+	n, err := queryInts(context.Background(), st, "SELECT COUNT(DISTINCT supervisor_pid), COUNT(*) FROM jobs")
+	if err != nil {
+		b.Fatalf("count the jobs' supervisors: %v", err)
+	}
+	b.ReportMetric(100*float64(n[0][0])/float64(n[0][1]), "supervisors-per-100-calls")
 }
