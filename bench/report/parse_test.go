@@ -33,7 +33,7 @@ func find(r *run, pkg, name string) *result {
 
 func TestParseReadsEveryResultLineWithItsPackageAndMetrics(t *testing.T) {
 	r := recorded(t)
-	require.Equal(t, "AMD EPYC", r.CPU, "the fixture's cpu line")
+	require.Equal(t, "Oxide Virtual Turin-like Processor", r.CPU, "the fixture's cpu line")
 	require.Empty(t, r.Failed)
 	pkgs := map[string]bool{}
 	for _, res := range r.Results {
