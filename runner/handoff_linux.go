@@ -207,7 +207,9 @@ const spareCount = 2
 // rather than letting one go so as to hold two, lets the runner settle at
 // as many as such a stream needs, where with two it would start a process
 // for every few jobs and let another go. Each waiting supervisor is an
-// idle process with the store open; all exit with the runner.
+// idle process with the store open: those beyond spareCount are let go
+// once no start has taken a spare for spareTrimAfter, and all exit with
+// the runner.
 const maxIdleSpares = 2 * spareCount
 
 // takeSpare returns the oldest spare supervisor waiting for a job, if any:
@@ -220,6 +222,7 @@ func (r *Runner) takeSpare() *supProc {
 	}
 	p := r.spares[0]
 	r.spares = r.spares[1:]
+	r.lastTake = time.Now()
 	p.spare = true
 	return p
 }
@@ -265,6 +268,7 @@ func (r *Runner) spawnSpare() {
 		return
 	default:
 		r.spares = append(r.spares, p)
+		r.armTrim()
 	}
 	r.spareMu.Unlock()
 }
@@ -295,6 +299,10 @@ const spareExitWait = 5 * time.Second
 func (r *Runner) closeSpare() {
 	r.spareMu.Lock()
 	r.closed = true
+	if r.trim != nil {
+		r.trim.Stop()
+		r.trim = nil
+	}
 	spares := r.spares
 	r.spares = nil
 	for p := range r.returning {

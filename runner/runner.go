@@ -71,7 +71,8 @@ type Options struct {
 	// process start at all. Every supervisor that comes back is kept, up
 	// to four waiting at once, so that calls following each other faster
 	// than a job's supervisor comes back settle at the few supervisors
-	// they need instead of starting one for every few jobs. A job gets
+	// they need instead of starting one for every few jobs; those beyond
+	// two exit once no start has taken one for a minute. A job gets
 	// from a returned supervisor what it would from a new one: its own
 	// environment, directory, descriptors 0 to 2 and nothing else.
 	Spare bool
@@ -130,6 +131,11 @@ type Runner struct {
 	returnSlots int
 	returning   map[*supProc]struct{}
 	returns     sync.WaitGroup
+	// lastTake is when a start last took a spare, and trim, when set,
+	// lets go of those waiting beyond spareCount once they have been
+	// idle long enough (trimSpares).
+	lastTake time.Time
+	trim     *time.Timer
 
 	mu   sync.Mutex
 	live map[string]*supervisor // in-process supervisors of this runner

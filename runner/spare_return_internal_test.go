@@ -65,4 +65,6 @@ func TestASupervisorComesBackWhileFewerThanMaxIdleSparesWait(t *testing.T) {
 	require.Zero(t, n)
 	require.ErrorIs(t, err, io.EOF, "the supervisor let go reads the end of its hand-over")
 	require.Zero(t, r.returnSlots)
+	require.NotNil(t, r.trim, "more than spareCount wait")
+	r.trim.Stop()
 }

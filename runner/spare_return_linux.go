@@ -68,6 +68,7 @@ func (r *Runner) awaitReturn(p *supProc) {
 	if back && !r.closed && len(r.spares) < maxIdleSpares {
 		p.status = nil // closed with its report: the next one comes with the spec
 		r.spares = append([]*supProc{p}, r.spares...)
+		r.armTrim()
 		r.spareMu.Unlock()
 		return
 	}
