@@ -120,8 +120,9 @@ type Runner struct {
 	spares        []*supProc // detached supervisors waiting for a job, oldest first
 	spareStarting int        // spares being started
 	closed        bool
-	// spareSpawns counts spares being started; Close waits for them, and
-	// lastSpare is the latest one started (for tests).
+	// spareSpawns counts spares being started, and the trim's letting go
+	// of those beyond spareCount; Close waits for them. lastSpare is the
+	// latest spare started (for tests).
 	spareSpawns sync.WaitGroup
 	lastSpare   *supProc
 	// returnSlots counts the supervisors asked back (spec.Return) that
