@@ -182,30 +182,33 @@ func (s *Store) pruneCandidates(ctx context.Context, p PruneParams) ([]PrunedJob
 	if err != nil {
 		return nil, err
 	}
-	var rows []struct {
-		ID         string        `db:"id"`
-		Session    string        `db:"session"`
-		State      bgcmd.State   `db:"state"`
-		ExitCode   sql.NullInt64 `db:"exit_code"`
-		Signal     string        `db:"signal"`
-		Argv       string        `db:"argv"`
-		FinishedAt string        `db:"finished_at"`
-		Bytes      int64         `db:"bytes"`
-	}
-	if err := s.r.SelectContext(ctx, &rows, q, args...); err != nil {
+	// Scanned row by row into the result: at a hundred thousand jobs a
+	// slice of rows beside it was a second large allocation, grown by
+	// copying, whose fresh pages cost more than the query.
+	rows, err := s.r.QueryContext(ctx, q, args...)
+	if err != nil {
 		return nil, err
 	}
+	defer rows.Close()
 	var out []PrunedJob
-	for _, r := range rows {
-		j := PrunedJob{ID: r.ID, Session: r.Session, State: r.State, Signal: r.Signal, Bytes: r.Bytes}
-		j.ExitCode = intOrNil(r.ExitCode)
-		if err := json.Unmarshal([]byte(r.Argv), &j.Argv); err != nil {
+	for rows.Next() {
+		var j PrunedJob
+		var exit sql.NullInt64
+		var argv, finished string
+		if err := rows.Scan(&j.ID, &j.Session, &j.State, &exit, &j.Signal, &argv, &finished, &j.Bytes); err != nil {
+			return nil, err
+		}
+		j.ExitCode = intOrNil(exit)
+		if err := json.Unmarshal([]byte(argv), &j.Argv); err != nil {
 			return nil, fmt.Errorf("job %s: decode argv: %w", j.ID, err)
 		}
-		if j.FinishedAt, err = parseTime(r.FinishedAt); err != nil {
+		if j.FinishedAt, err = parseTime(finished); err != nil {
 			return nil, err
 		}
 		out = append(out, j)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -200,3 +200,48 @@ func testVacuumAfterPrune(t *testing.T) {
 	require.Nil(t, rep.Problem)
 	require.Equal(t, int64(2), rep.Pruned)
 }
+
+func TestPruneReportsEachJobAsItWasSettled(t *testing.T) {
+	t.Parallel()
+	eachBackend(t, testPruneReportsEachJobAsItWasSettled)
+}
+
+// testPruneReportsEachJobAsItWasSettled checks every field of the report's
+// jobs: the session, the state, the exit code or signal, the argv, when it
+// finished and the bytes of its banked output (both streams), read back from
+// the rows the prune deletes.
+func testPruneReportsEachJobAsItWasSettled(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	s := openTest(t, jobstore.Options{Now: func() time.Time { return now }})
+	failed, killed := newJob("a", "/usr/bin/make", "-j", "4 words"), newJob("b", "/bin/sleep", "9")
+	for _, j := range []*bgcmd.Job{failed, killed} {
+		require.NoError(t, s.Create(ctx, j))
+	}
+	code := 3
+	failedAt, killedAt := now.Add(time.Minute), now.Add(2*time.Minute)
+	_, err := s.Settle(ctx, jobstore.SettleParams{ID: failed.ID, To: bgcmd.StateExited, ExitCode: &code,
+		FinishedAt: failedAt, Artifacts: []bgcmd.Artifact{{Stream: bgcmd.Stdout, SHA256: "dddd", Bytes: 10},
+			{Stream: bgcmd.Stderr, SHA256: "eeee", Bytes: 5}}})
+	require.NoError(t, err)
+	_, err = s.Settle(ctx, jobstore.SettleParams{ID: killed.ID, To: bgcmd.StateKilled, Signal: "SIGTERM",
+		FinishedAt: killedAt})
+	require.NoError(t, err)
+	now = now.Add(time.Hour)
+
+	for _, dry := range []bool{true, false} {
+		res, err := s.Prune(ctx, jobstore.PruneParams{FinishedBefore: now, IncludeUnread: true, DryRun: dry})
+		require.NoError(t, err)
+		require.Len(t, res.Jobs, 2, "dry run %v", dry)
+		got := res.Jobs[0]
+		require.True(t, got.FinishedAt.Equal(failedAt), "dry run %v: finished at %v", dry, got.FinishedAt)
+		got.FinishedAt = time.Time{}
+		require.Equal(t, jobstore.PrunedJob{ID: failed.ID, Session: "a", State: bgcmd.StateExited, ExitCode: &code,
+			Argv: []string{"/usr/bin/make", "-j", "4 words"}, Bytes: 15}, got, "dry run %v", dry)
+		got = res.Jobs[1]
+		require.True(t, got.FinishedAt.Equal(killedAt), "dry run %v: finished at %v", dry, got.FinishedAt)
+		got.FinishedAt = time.Time{}
+		require.Equal(t, jobstore.PrunedJob{ID: killed.ID, Session: "b", State: bgcmd.StateKilled, Signal: "SIGTERM",
+			Argv: []string{"/bin/sleep", "9"}}, got, "dry run %v", dry)
+	}
+}
