@@ -136,8 +136,11 @@ func (s *Store) dispatchTx(ctx context.Context, tx *sqlx.Tx, holderAlive func(*R
 		INDEXED BY jobs_running WHERE host_id = ? AND state = 'running' GROUP BY session`, s.hostID); err != nil {
 		return err
 	}
+	// Only a group's count is read (a job without one has no group limit),
+	// and only grouped jobs are in the index.
 	if err := tx.SelectContext(ctx, &byGroup, `SELECT queue_group AS k, COUNT(*) AS n FROM jobs
-		INDEXED BY jobs_group_running WHERE host_id = ? AND state = 'running' GROUP BY queue_group`, s.hostID); err != nil {
+		INDEXED BY jobs_group_running WHERE host_id = ? AND state = 'running' AND queue_group <> ''
+		GROUP BY queue_group`, s.hostID); err != nil {
 		return err
 	}
 	sessions, groups := map[string]int{}, map[string]int{}
