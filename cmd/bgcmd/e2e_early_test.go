@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -127,4 +128,29 @@ func TestRunThatStartsNothingLeavesNoSupervisor(t *testing.T) {
 	require.NoError(t, os.WriteFile(gate, nil, 0o600))
 	h.ok("wait", id)
 	eventually(t, "its supervisor to exit", func() bool { return len(supervisorsMarked(t, tmp)) == 0 })
+}
+
+// The huge page under the heap's start (internal/hugeheap) pays only for
+// the pages faulted in after it: its init must come among the binary's
+// first, which it does only while it imports nothing initialised late.
+// GODEBUG=inittrace lists the packages in the order they were
+// initialised; with golang.org/x/sys/unix among its imports hugeheap came
+// about 75th of 143, after most of the heap's early pages.
+func TestHugeheapIsInitialisedAmongTheFirst(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(binary, "version")
+	cmd.Env = []string{"GODEBUG=inittrace=1"}
+	var trace strings.Builder
+	cmd.Stderr = &trace
+	require.NoError(t, cmd.Run())
+	var order []string
+	for _, line := range strings.Split(trace.String(), "\n") {
+		if f := strings.Fields(line); len(f) > 2 && f[0] == "init" {
+			order = append(order, f[1])
+		}
+	}
+	require.Greater(t, len(order), 60, "inittrace lists the packages with init work: %q", trace.String())
+	at := slices.Index(order, "github.com/bgcmd/bgcmd/cmd/bgcmd/internal/hugeheap")
+	require.GreaterOrEqual(t, at, 0, "hugeheap is initialised: %v", order)
+	require.Less(t, at, 25, "hugeheap is initialised among the first packages, not after %v", order[:at])
 }

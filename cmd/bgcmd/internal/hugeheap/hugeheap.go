@@ -19,8 +19,6 @@ package hugeheap
 import (
 	"syscall"
 	"unsafe"
-
-	"golang.org/x/sys/unix"
 )
 
 // hugePage is the size and alignment of a transparent huge page on amd64
@@ -29,6 +27,17 @@ import (
 const (
 	hugePage   = 2 << 20
 	arenaBytes = 64 << 20
+)
+
+// The madvise(2) advice values (linux/mman.h), the same on every Linux
+// architecture. They are spelled out here rather than taken from
+// golang.org/x/sys/unix: a package's init runs once every package it
+// imports has been initialised, and unix comes late among the binary's
+// packages (about the 75th of 143), by when most of the heap's early pages
+// have been faulted in one by one.
+const (
+	madvHugePage = 14
+	madvCollapse = 25
 )
 
 // first is a heap object allocated at init: its page lies where the heap
@@ -40,8 +49,8 @@ func init() {
 	p := uintptr(unsafe.Pointer(first))
 	// Ask for huge pages on the whole arena: the kernel applies it to the
 	// part that is mapped (and says ENOMEM for the rest).
-	madvise(p&^(arenaBytes-1), arenaBytes, unix.MADV_HUGEPAGE)
-	madvise(p&^(hugePage-1), hugePage, unix.MADV_COLLAPSE)
+	madvise(p&^(arenaBytes-1), arenaBytes, madvHugePage)
+	madvise(p&^(hugePage-1), hugePage, madvCollapse)
 }
 
 // madvise is madvise(2), whose outcome does not matter here: the advice
