@@ -130,13 +130,14 @@ func TestRunThatStartsNothingLeavesNoSupervisor(t *testing.T) {
 	eventually(t, "its supervisor to exit", func() bool { return len(supervisorsMarked(t, tmp)) == 0 })
 }
 
-// The huge page under the heap's start (internal/hugeheap) pays only for
-// the pages faulted in after it: its init must come among the binary's
-// first, which it does only while it imports nothing initialised late.
-// GODEBUG=inittrace lists the packages in the order they were
-// initialised; with golang.org/x/sys/unix among its imports hugeheap came
-// about 75th of 143, after most of the heap's early pages.
-func TestHugeheapIsInitialisedAmongTheFirst(t *testing.T) {
+// internal/prefault maps in the heap's start and the executable's code in
+// bulk, and saves only the page faults that come after it: its init must
+// come among the binary's first, which it does only while it imports
+// nothing initialised late. GODEBUG=inittrace lists the packages in the
+// order they were initialised; with golang.org/x/sys/unix among its
+// imports the package came about 75th of 143, after most of the heap's
+// early pages.
+func TestPrefaultIsInitialisedAmongTheFirst(t *testing.T) {
 	t.Parallel()
 	cmd := exec.Command(binary, "version")
 	cmd.Env = []string{"GODEBUG=inittrace=1"}
@@ -150,7 +151,7 @@ func TestHugeheapIsInitialisedAmongTheFirst(t *testing.T) {
 		}
 	}
 	require.Greater(t, len(order), 60, "inittrace lists the packages with init work: %q", trace.String())
-	at := slices.Index(order, "github.com/bgcmd/bgcmd/cmd/bgcmd/internal/hugeheap")
-	require.GreaterOrEqual(t, at, 0, "hugeheap is initialised: %v", order)
-	require.Less(t, at, 25, "hugeheap is initialised among the first packages, not after %v", order[:at])
+	at := slices.Index(order, "github.com/bgcmd/bgcmd/cmd/bgcmd/internal/prefault")
+	require.GreaterOrEqual(t, at, 0, "prefault is initialised: %v", order)
+	require.Less(t, at, 25, "prefault is initialised among the first packages, not after %v", order[:at])
 }

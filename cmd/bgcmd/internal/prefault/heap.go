@@ -1,20 +1,4 @@
-// Package hugeheap backs the start of a bgcmd process's Go heap with a
-// transparent huge page. It is imported by bgcmd's main package for its
-// init alone, and imports nothing but the system call package, so its init
-// runs among the binary's first.
-//
-// A short bgcmd process (a `bgcmd run`, the detached supervisor it starts)
-// spends much of its start-up in page faults: on a virtual machine each
-// first touch of a 4 KiB page of the heap costs tens of microseconds, and
-// such a process touches a few hundred of them. Where the system leaves
-// huge pages to each process (transparent_hugepage "madvise", the common
-// default), this asks for them on the heap's mapped part and collapses the
-// 2 MiB around the heap's first objects into one huge page at once: the
-// pages the runtime already touched are copied into it and the rest of it
-// needs no fault at all. The cost is memory the process may not use, at
-// most the rest of that 2 MiB. Where huge pages are off, or the kernel
-// predates MADV_COLLAPSE, both requests fail and nothing changes.
-package hugeheap
+package prefault
 
 import (
 	"syscall"
@@ -44,7 +28,9 @@ const (
 // starts.
 var first *[64]byte
 
-func init() {
+// heap backs the 2 MiB around the heap's start with a huge page, and asks
+// for huge pages on the rest of the heap's first arena.
+func heap() {
 	first = new([64]byte)
 	p := uintptr(unsafe.Pointer(first))
 	// Ask for huge pages on the whole arena: the kernel applies it to the

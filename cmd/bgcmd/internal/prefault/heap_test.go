@@ -1,4 +1,4 @@
-package hugeheap
+package prefault
 
 import (
 	"bufio"
@@ -21,7 +21,7 @@ func TestTheHeapMayBeBackedByHugePages(t *testing.T) {
 	if err != nil || strings.Contains(string(mode), "[never]") {
 		t.Skipf("transparent huge pages are off here (%q, %v)", mode, err)
 	}
-	vma := mappingOf(t, uintptr(unsafe.Pointer(first)))
+	vma := smapsOf(t, uintptr(unsafe.Pointer(first)))
 	eligible, ok := vma["THPeligible"]
 	if !ok {
 		t.Skip("this kernel's smaps does not say THPeligible")
@@ -30,9 +30,9 @@ func TestTheHeapMayBeBackedByHugePages(t *testing.T) {
 	t.Logf("AnonHugePages of the heap's mapping: %s", vma["AnonHugePages"])
 }
 
-// mappingOf returns the fields of the /proc/self/smaps entry whose range
+// smapsOf returns the fields of the /proc/self/smaps entry whose range
 // holds addr.
-func mappingOf(t *testing.T, addr uintptr) map[string]string {
+func smapsOf(t *testing.T, addr uintptr) map[string]string {
 	f, err := os.Open("/proc/self/smaps")
 	require.NoError(t, err)
 	defer f.Close()
