@@ -51,3 +51,38 @@ func TestMappingOfFindsTheMappingThatHoldsAnAddress(t *testing.T) {
 	_, _, ok := mappingOf([]byte("garbage\n-\n00400000\n"), 0x400000)
 	require.False(t, ok)
 }
+
+// TestATextReadColdIsLeftToFaultIn: the text is mapped in only when the
+// page cache holds at least 90% of it.
+func TestATextReadColdIsLeftToFaultIn(t *testing.T) {
+	vec := func(in, out int) []byte {
+		b := make([]byte, in+out)
+		for i := range in {
+			b[i] = 1 | 0xfe // only bit 0 says resident
+		}
+		for i := in; i < in+out; i++ {
+			b[i] = 0xfe
+		}
+		return b
+	}
+	require.True(t, mostlyCached(vec(10, 0)))
+	require.True(t, mostlyCached(vec(9, 1)))
+	require.False(t, mostlyCached(vec(89, 11)))
+	require.False(t, mostlyCached(vec(0, 10)), "a binary read cold")
+	require.False(t, mostlyCached(nil))
+}
+
+// TestSampleResidencySeesTheTextCached: a text that runs (this test's own)
+// is in the page cache where it is sampled.
+func TestSampleResidencySeesTheTextCached(t *testing.T) {
+	f := TestSampleResidencySeesTheTextCached
+	pc := **(**uintptr)(unsafe.Pointer(&f))
+	var buf [32 << 10]byte
+	lo, hi, ok := mappingOf(readAll("/proc/self/maps", buf[:]), pc)
+	require.True(t, ok)
+	vec, ok := sampleResidency(lo, hi)
+	require.True(t, ok)
+	require.True(t, mostlyCached(vec[:]), "%v", vec)
+	_, ok = sampleResidency(lo, lo+pageSize)
+	require.False(t, ok, "a range smaller than the sample")
+}
