@@ -14,11 +14,9 @@ const (
 )
 
 // The madvise(2) advice values (linux/mman.h), the same on every Linux
-// architecture. They are spelled out here rather than taken from
-// golang.org/x/sys/unix: a package's init runs once every package it
-// imports has been initialised, and unix comes late among the binary's
-// packages (about the 75th of 143), by when most of the heap's early pages
-// have been faulted in one by one.
+// architecture, spelled out rather than taken from golang.org/x/sys/unix,
+// whose import would hold this package's init back (see the package
+// comment).
 const (
 	madvHugePage = 14
 	madvCollapse = 25

@@ -25,11 +25,7 @@ const pageSize = 4 << 10
 // ahead in the background instead (MADV_WILLNEED), so that the next
 // process finds it cached.
 func text() {
-	var buf [32 << 10]byte
-	maps := readAll("/proc/self/maps", buf[:])
-	f := text
-	pc := **(**uintptr)(unsafe.Pointer(&f)) // a func value points at its entry
-	lo, hi, ok := mappingOf(maps, pc)
+	lo, hi, ok := textMapping()
 	if !ok {
 		return
 	}
@@ -40,6 +36,16 @@ func text() {
 	default:
 		madvise(lo, hi-lo, madvWillNeed)
 	}
+}
+
+// textMapping returns the range of the executable mapping of
+// /proc/self/maps that holds this package's code: the text segment.
+func textMapping() (lo, hi uintptr, ok bool) {
+	var buf [32 << 10]byte
+	maps := readAll("/proc/self/maps", buf[:])
+	f := textMapping
+	pc := **(**uintptr)(unsafe.Pointer(&f)) // a func value points at its entry
+	return mappingOf(maps, pc)
 }
 
 // The residency of a text is sampled: sampleWindows runs of samplePages

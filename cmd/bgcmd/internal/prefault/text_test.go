@@ -4,7 +4,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
@@ -13,9 +12,9 @@ import (
 // executable's text is resident in this process (its resident size is
 // the mapping's size), where a process maps in only the code it runs.
 func TestTheTextIsMappedAtInit(t *testing.T) {
-	f := TestTheTextIsMappedAtInit
-	pc := **(**uintptr)(unsafe.Pointer(&f))
-	vma := smapsOf(t, pc)
+	lo, _, ok := textMapping()
+	require.True(t, ok, "the text's mapping is in /proc/self/maps")
+	vma := smapsOf(t, lo)
 	require.Equal(t, "r-xp", vma["perms"], "the code's mapping: %v", vma)
 	kib := func(k string) int {
 		n, err := strconv.Atoi(strings.TrimSuffix(vma[k], " kB"))
@@ -75,10 +74,7 @@ func TestATextReadColdIsLeftToFaultIn(t *testing.T) {
 // TestSampleResidencySeesTheTextCached: a text that runs (this test's own)
 // is in the page cache where it is sampled.
 func TestSampleResidencySeesTheTextCached(t *testing.T) {
-	f := TestSampleResidencySeesTheTextCached
-	pc := **(**uintptr)(unsafe.Pointer(&f))
-	var buf [32 << 10]byte
-	lo, hi, ok := mappingOf(readAll("/proc/self/maps", buf[:]), pc)
+	lo, hi, ok := textMapping()
 	require.True(t, ok)
 	vec, ok := sampleResidency(lo, hi)
 	require.True(t, ok)
