@@ -74,6 +74,11 @@ type spec struct {
 	// looks for no hook to run. A host that omits it (false) leaves the
 	// supervisor to look, as before.
 	Hookless bool `json:"hookless,omitempty"`
+	// ReadyLog says the host ends once the job is on record and waits for
+	// none of it (Options.Transient): the supervisor readies the store's
+	// write-ahead log for the next process while the job runs, and ends
+	// with the store open (see detachedSupervisor.readyLog).
+	ReadyLog bool `json:"ready_log,omitempty"`
 }
 
 // specJob is a job as it travels in the spec: the fields the row keeps
@@ -211,7 +216,7 @@ func (r *Runner) startDetached(ctx context.Context, job *bgcmd.Job, p *supProc, 
 		job.SupervisorPID, job.SupervisorStart = p.pid, p.start
 		return &spec{Home: r.home, DBPath: r.store.Path(), JobID: job.ID, Env: env,
 			HostPID: p.pid, HostStart: p.start, Cgroup: r.cgroupRoot(), Job: newSpecJob(job), Unrecorded: true,
-			Return: back, Hookless: !r.storesSettleHooks()}
+			Return: back, Hookless: !r.storesSettleHooks(), ReadyLog: r.transient && !back}
 	}
 	p, rr, err := r.sendSpec(p, logf, cwd, specFor)
 	if p == nil {

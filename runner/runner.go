@@ -76,6 +76,17 @@ type Options struct {
 	// from a returned supervisor what it would from a new one: its own
 	// environment, directory, descriptors 0 to 2 and nothing else.
 	Spare bool
+	// Transient says the host process ends soon after its detached starts
+	// return and waits for none of its jobs (bgcmd run sets it, without
+	// --wait). Each of its detached supervisors then leaves the store's
+	// write-ahead log ready for the next process instead of emptied: it
+	// checkpoints while its job runs, so that its settle starts the log
+	// again, and ends with the store open (see jobstore.Store.ReadyLog).
+	// The next short process to write, the next `bgcmd run`, then appends
+	// to a short log instead of starting an empty one, which fsyncs the
+	// log and its directory before its commit. Not for a long-lived host:
+	// its own writes keep the log short (Spare is for those).
+	Transient bool
 	// Prestarted is a detached supervisor started by Prestart for this
 	// runner's store: the first detached Start hands it its job, as it
 	// would a spare. One started for another store is closed.
@@ -116,6 +127,7 @@ type Runner struct {
 	selfTime int64
 
 	keepSpare     bool
+	transient     bool
 	spareMu       sync.Mutex
 	spares        []*supProc // detached supervisors waiting for a job, oldest first
 	spareStarting int        // spares being started
@@ -208,7 +220,7 @@ func newRunner(ctx context.Context, home string, opts Options) (*Runner, error) 
 		arts:   &artifacts.Store{Dir: filepath.Join(home, "artifacts")},
 		policy: opts.Policy, detached: opts.Detached, binary: opts.Binary,
 		session: opts.Session, now: opts.Now, boot: bootID(), keepSpare: opts.Spare && opts.Detached,
-		selfPID: os.Getpid(), live: map[string]*supervisor{}, workers: newWorkers(),
+		transient: opts.Transient, selfPID: os.Getpid(), live: map[string]*supervisor{}, workers: newWorkers(),
 	}
 	r.selfTime = processStart(r.selfPID)
 	for _, d := range []string{r.jobsDir, r.arts.Dir} {

@@ -98,6 +98,9 @@ func (s *supervisor) settle(ctx context.Context, out *outcome, streams map[bgcmd
 		}
 		rec.Error = joinMsg(rec.Error, strings.Join(notes, "; "))
 		p := settleParams(s.job.ID, rec, arts, 0)
+		if s.beforeSettle != nil {
+			s.beforeSettle()
+		}
 		got, peeked, err := s.store.SettleAndPeek(ctx, p)
 		if err == nil {
 			s.settledArts = p.Artifacts // the store gave them their ids

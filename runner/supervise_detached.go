@@ -94,6 +94,14 @@ type detachedSupervisor struct {
 	st      *jobstore.Store
 	openErr error
 	opened  bool
+	// readyLog is the job's spec.ReadyLog, known before the store opens:
+	// the open then checkpoints (jobstore.Store.ReadyLog) once the
+	// settle's statements are prepared, and closes logDone after; the
+	// settle waits for it (supervisor.beforeSettle). logRestarts says that
+	// checkpoint copied the whole log, so the settle starts it again.
+	readyLog    bool
+	logDone     chan struct{}
+	logRestarts bool
 	// took says a job was taken: the store is closed at the end, after
 	// waiting for it to open (a spare that never got one exits at once).
 	took bool
@@ -114,7 +122,10 @@ func (ds *detachedSupervisor) open(ctx context.Context) {
 		return
 	}
 	ds.opening = make(chan error, 1)
+	ds.logDone = make(chan struct{})
+	readyLog := ds.readyLog
 	go func() {
+		defer close(ds.logDone)
 		st, err := jobstore.Open(ctx, jobstore.Options{Path: ds.om.DBPath, DSN: ds.om.DB,
 			Host: ds.om.Host, HostID: ds.om.HostID, ShareArtifacts: ds.om.ShareArtifacts,
 			OneConnection: true}) // one job at a time: a second connection would parse the schema again
@@ -122,6 +133,11 @@ func (ds *detachedSupervisor) open(ctx context.Context) {
 		ds.opening <- err
 		if err == nil {
 			_ = st.Prepare(ctx, jobstore.SettleWrites)
+			if readyLog {
+				// Best effort: a checkpoint that failed leaves the log to
+				// the close, as without ReadyLog.
+				ds.logRestarts, _ = st.ReadyLog(ctx)
+			}
 		}
 	}()
 }
@@ -140,22 +156,37 @@ func (ds *detachedSupervisor) openStore(ctx context.Context) error {
 // never got one exits without waiting for it to open, as a crash would
 // leave it, and one that never began to open it has nothing to close.
 //
-// The close is what keeps a SQLite store's write-ahead log short, so a
-// supervisor does not leave it to the end of its process as the CLI does:
-// the last connection to close copies the log into the database and
-// empties it, and a supervisor is nearly always the last of its run. A
-// process that opens the store after every connection ended without that
+// What keeps a SQLite store's write-ahead log short when short processes
+// share it: a process that opens the store after every connection ended
 // rebuilds the log's index from its frames and counts none as copied, so
 // the log starts again only at a write made after a checkpoint in the same
-// process's life, which neither a `bgcmd run` nor its supervisor makes.
-// Without the close, runs one at a time grew the log by every run (15 MB
-// after 100, measured) and every open read all of it; back-to-back runs,
-// whose opens find the last supervisor still connected, were about 6%
-// faster, which does not pay for that (TestRunsOneAtATimeKeepTheLogBounded).
+// process's life. Left to the end of every process, as the CLI leaves its
+// connections, runs one at a time grew the log by every run (15 MB after
+// 100, measured) and every open read all of it. So one process of each run
+// sees to it, the supervisor, nearly always the last of its run, in one of
+// two ways (TestRunsOneAtATimeKeepTheLogBounded):
+//
+//   - readyLog (a `bgcmd run`, which waits for nothing): its checkpoint,
+//     taken while the job ran, copied the log, and its settle, the next
+//     write, started the log again. It ends with the store open, and the
+//     next process appends to the settle's few pages instead of starting
+//     an emptied log, which fsyncs the log and its directory before that
+//     process's first commit (TestARunAppendsToTheLogItsLastSupervisorLeft).
+//     A checkpoint that could not copy all of it (a reader needed the log)
+//     or a log file grown past walSizeLimit leaves the log to the close.
+//   - otherwise it closes the store: the last connection to close copies
+//     the log into the database and empties it.
 func (ds *detachedSupervisor) closeStore() {
-	if ds.took && ds.opening != nil && ds.openStore(context.Background()) == nil {
-		ds.st.Close()
+	if !ds.took || ds.opening == nil || ds.openStore(context.Background()) != nil {
+		return
 	}
+	if ds.readyLog {
+		<-ds.logDone
+		if ds.logRestarts && jobstore.LogWithin(ds.st) {
+			return
+		}
+	}
+	ds.st.Close()
 }
 
 // offer tells the host that this supervisor is free for another job: its
@@ -309,6 +340,10 @@ func (ds *detachedSupervisor) serve(ctx context.Context, statusF *os.File) (agai
 			}
 			return errors.New("the host ended before it recorded the job")
 		}
+	}
+	if sp.ReadyLog && ds.opening == nil {
+		ds.readyLog = true
+		sup.beforeSettle = func() { <-ds.logDone }
 	}
 	if ds.opened && ds.openErr == nil {
 		sup.store = ds.st

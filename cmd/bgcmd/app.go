@@ -80,7 +80,7 @@ func (g *globals) open(ctx context.Context, home string, pol *policy.Policy, ski
 	}
 	a.runner, err = runner.New(ctx, runner.Options{Store: a.store, Home: home, Policy: pol,
 		Detached: true, Binary: bin, Session: a.session, SkipReconcile: skipReconcile, Spare: g.longLived,
-		Prestarted: pre})
+		Transient: g.transient, Prestarted: pre})
 	if err != nil {
 		a.store.Close()
 		return nil, err

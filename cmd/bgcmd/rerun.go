@@ -52,6 +52,7 @@ so such a job is rerun with --inherit-missing and any --env to change).
 			}
 			ctx, stop := interruptible(cmd.Context())
 			defer stop()
+			g.transient = !wait
 			a, err := g.openApp(ctx, true)
 			if err != nil {
 				return err

@@ -25,6 +25,10 @@ type globals struct {
 	// prestart is set by run: its runner's supervisor starts before the
 	// store is open (runner.Prestart).
 	prestart bool
+	// transient is set by run and rerun without --wait: the process ends
+	// once the job is on record, and its supervisor leaves the store's
+	// log ready for the next command (runner.Options.Transient).
+	transient bool
 }
 
 func newRootCmd() *cobra.Command {

@@ -171,7 +171,7 @@ func (g *globals) run(cmd *cobra.Command, argv []string, o runFlags) error {
 	}
 	ctx, stop := interruptible(cmd.Context())
 	defer stop()
-	g.prestart = true
+	g.prestart, g.transient = true, !o.wait
 	a, err := g.openApp(ctx, true)
 	if err != nil {
 		var le *policy.LoadError

@@ -215,12 +215,14 @@ func openDB(path string, busy time.Duration, reader, readOnly bool, conns, autoc
 	// journal_size_limit it then empties it, where SQLite would keep its
 	// frames. The next process to open the store rebuilds the log's index
 	// from the frames it finds (SQLite's recovery) and, not knowing which
-	// were copied, counts none as copied: the log would start again only
-	// at a write after a checkpoint in that process's life, which a short
-	// command and its supervisor (a create, then a settle and a close)
-	// never make, so every command would append to the log and read all
-	// of it at open. The limit also cuts a log that grew long back to
-	// 16 MiB when it starts again.
+	// were copied, counts none as copied: the log starts again only at a
+	// write after a checkpoint in that process's life, which a short
+	// command (a write, then its end) never makes, so without such closes
+	// every command would append to the log and read all of it at open
+	// (the supervisor of a `bgcmd run` makes that write on purpose
+	// instead, and leaves the log to the next process: see ReadyLog). The
+	// limit also cuts a log that grew long back to 16 MiB when it starts
+	// again.
 	q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", walSizeLimit))
 	if reader {
 		q.Set("_txlock", "deferred")
