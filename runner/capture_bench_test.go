@@ -265,8 +265,7 @@ type supervisorExits struct {
 
 func watchSupervisorExits(b *testing.B) *supervisorExits {
 	x := &supervisorExits{got: map[int]*syscall.Rusage{}}
-	runner.OnSupervisorExit(b, func(pid int, ps *os.ProcessState) {
-		ru, _ := ps.SysUsage().(*syscall.Rusage)
+	runner.OnSupervisorExit(b, func(pid int, ru *syscall.Rusage) {
 		x.mu.Lock()
 		x.got[pid] = ru
 		x.mu.Unlock()

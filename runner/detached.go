@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -392,12 +393,12 @@ func spawnSupervisor(binary string, om openMsg, logf *os.File) (*supProc, error)
 // adoptSupervisor makes the just started supervisor sp this host's: it is
 // reaped if it ends while this host lives, and sent the store to open.
 func adoptSupervisor(sp *spawn.Proc, om openMsg) *supProc {
-	pid := sp.Process.Pid
+	pid := sp.PID
 	exited := make(chan struct{})
 	go func() { // reap it if it ends while this host lives
-		ps, _ := sp.Process.Wait()
-		if f := supervisorExited.Load(); f != nil && ps != nil {
-			(*f)(pid, ps)
+		_, ru, err := sp.Wait()
+		if f := supervisorExited.Load(); f != nil && err == nil {
+			(*f)(pid, ru)
 		}
 		close(exited)
 	}()
@@ -414,10 +415,10 @@ func adoptSupervisor(sp *spawn.Proc, om openMsg) *supProc {
 var heldPeers atomic.Pointer[func(*os.File)]
 
 // supervisorExited, when set (by tests and benchmarks), is given each
-// supervisor this host reaped with its exit state, whose rusage holds the
+// supervisor this host reaped with its rusage, which holds the
 // supervisor's CPU time with that of the children it reaped (its
 // ru_maxrss is no use: after vfork and exec it holds this host's RSS).
-var supervisorExited atomic.Pointer[func(pid int, ps *os.ProcessState)]
+var supervisorExited atomic.Pointer[func(pid int, ru *syscall.Rusage)]
 
 // close releases a supervisor that never got a job: it reads the end of
 // the hand-over and exits.

@@ -3,6 +3,7 @@ package runner
 import (
 	"os"
 	"sync"
+	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -75,8 +76,8 @@ func HoldSupervisorPeers(t testing.TB) {
 }
 
 // OnSupervisorExit calls f, until t ends, with each detached supervisor this
-// process reaps and its exit state.
-func OnSupervisorExit(t testing.TB, f func(pid int, ps *os.ProcessState)) {
+// process reaps and its rusage.
+func OnSupervisorExit(t testing.TB, f func(pid int, ru *syscall.Rusage)) {
 	supervisorExited.Store(&f)
 	t.Cleanup(func() { supervisorExited.Store(nil) })
 }

@@ -224,3 +224,15 @@ func SignalName(sig syscall.Signal) string {
 	}
 	return "SIG" + strconv.Itoa(int(sig))
 }
+
+// warmStarts has the os package make, now, the check it makes once per
+// process before its first process start: that pidfds work, which it
+// tells by starting a child that exits at once and waiting for it. A
+// supervisor or reaper calls it as it begins, while it waits for its
+// first job, so that the job's start, which its host waits for, does not
+// wait for that check too.
+func warmStarts() {
+	if p, err := os.FindProcess(os.Getpid()); err == nil {
+		_ = p.Release()
+	}
+}

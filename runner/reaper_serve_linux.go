@@ -44,6 +44,7 @@ func reap() int {
 	if err := closeInheritedOnExec(); err != nil {
 		unix.CloseOnExec(reaperSocketFD)
 	}
+	go warmStarts() // while the first job is on its way
 	s := &reaper{sock: reaperSocketFD, subreaperErr: becomeSubreaper()}
 	if f, err := os.OpenFile(os.DevNull, os.O_RDONLY, 0); err == nil {
 		s.devNull = f // every job's stdin

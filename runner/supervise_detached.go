@@ -42,6 +42,7 @@ func Supervise(ctx context.Context) error {
 	if _, err := unix.FcntlInt(4, unix.F_GETFD, 0); err == nil {
 		_, _ = unix.Write(4, []byte(supervisorHello+"\n"))
 	}
+	go warmStarts() // while the job is on its way
 	if err := closeInheritedOnExec(); err != nil {
 		return fmt.Errorf("mark inherited descriptors close-on-exec: %w", err)
 	}

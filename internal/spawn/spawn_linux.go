@@ -15,14 +15,30 @@ const Command = "__supervise"
 
 // Proc is a supervisor process just started: it reads the store to open
 // and then its job from Conn, and writes its report on the pipe whose
-// read end is Status. Nobody has waited for Process yet.
+// read end is Status. Nobody has waited for it yet (Wait).
 type Proc struct {
-	Process *os.Process
+	// PID is the supervisor's process id; this process is its parent
+	// until Wait has returned, so the id names it until then.
+	PID int
 	// Conn is the starting process's end of the hand-over socket,
 	// non-blocking: closing it ends a read that waits on it.
 	Conn *os.File
 	// Status is the read end of the supervisor's report pipe.
 	Status *os.File
+}
+
+// Wait waits for the supervisor to exit and returns how it ended and its
+// resource use (its CPU time covers its threads and the children it
+// reaped).
+func (p *Proc) Wait() (syscall.WaitStatus, *syscall.Rusage, error) {
+	var ws syscall.WaitStatus
+	var ru syscall.Rusage
+	for {
+		_, err := syscall.Wait4(p.PID, &ws, 0, &ru)
+		if err != syscall.EINTR {
+			return ws, &ru, err
+		}
+	}
 }
 
 // Close lets a supervisor that was handed nothing exit: it reads the end
@@ -77,12 +93,17 @@ func Start(binary string, logf *os.File, hold func(*os.File)) (*Proc, error) {
 		}
 		defer logf.Close()
 	}
-	// os.StartProcess rather than os/exec: os/exec's imports are
-	// initialised among the binary's last packages (see StartEarly).
-	p, err := os.StartProcess(binary, []string{binary, Command}, &os.ProcAttr{
+	// syscall.ForkExec rather than os.StartProcess or os/exec: os/exec's
+	// imports are initialised among the binary's last packages (see
+	// StartEarly), and os.StartProcess first checks, once per process,
+	// that pidfds work, by starting and waiting for a child that exits at
+	// once: a process start more before this one, on the path every `bgcmd
+	// run` waits for. A supervisor is this process's own child, so its pid
+	// names it until Wait.
+	pid, err := syscall.ForkExec(binary, []string{binary, Command}, &syscall.ProcAttr{
 		Dir: "/", Env: Env(),
 		// 3: the hand-over socket; 4: the report.
-		Files: []*os.File{stdin, logf, logf, supConn, statusW},
+		Files: []uintptr{stdin.Fd(), logf.Fd(), logf.Fd(), supConn.Fd(), statusW.Fd()},
 		Sys:   &syscall.SysProcAttr{Setsid: true},
 	})
 	if err != nil {
@@ -91,7 +112,7 @@ func Start(binary string, logf *os.File, hold func(*os.File)) (*Proc, error) {
 	if hold != nil {
 		hold(supConn)
 	}
-	return &Proc{Process: p, Conn: conn, Status: statusR}, nil
+	return &Proc{PID: pid, Conn: conn, Status: statusR}, nil
 }
 
 // SocketPair returns the two ends of a unix stream socket, close-on-exec.

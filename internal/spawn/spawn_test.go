@@ -89,7 +89,7 @@ func TestStartGivesTheSupervisorNothingElse(t *testing.T) {
 		require.NoError(t, err)
 		got := probeReport(t, p)
 		p.Close()
-		_, err = p.Process.Wait()
+		_, _, err = p.Wait()
 		require.NoError(t, err)
 		if logf != nil {
 			logf.Close()
@@ -101,7 +101,7 @@ func TestStartGivesTheSupervisorNothingElse(t *testing.T) {
 		}
 		require.Contains(t, got["env"], "TMPDIR="+os.Getenv("TMPDIR"))
 		require.Equal(t, []string{"/"}, got["cwd"])
-		pid := strconv.Itoa(p.Process.Pid)
+		pid := strconv.Itoa(p.PID)
 		require.Equal(t, []string{pid + " " + pid}, got["sid"], "it leads a session of its own")
 		fds := map[string]string{}
 		for _, l := range got["fd"] {
@@ -139,7 +139,7 @@ func TestTakeEarlyIsOnceAndForItsBinary(t *testing.T) {
 	got := probeReport(t, p)
 	require.Equal(t, []string{"/"}, got["cwd"])
 	p.Close()
-	_, err = p.Process.Wait()
+	_, _, err = p.Wait()
 	require.NoError(t, err)
 
 	spawn.StartEarly()
