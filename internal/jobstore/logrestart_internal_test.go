@@ -20,6 +20,16 @@ func logSalt(t *testing.T, s *Store) string {
 	return string(b[16:24])
 }
 
+// openLikeASupervisor opens a store on a new file with one connection, as
+// a detached supervisor does.
+func openLikeASupervisor(t *testing.T) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), Options{Path: filepath.Join(t.TempDir(), "bgcmd.db"), Host: "test-host", OneConnection: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 // TestReadyLogLeavesTheNextWriteToStartTheLog: ReadyLog on a supervisor's
 // store copies the log into the database and says so; the next write,
 // the supervisor's settle, then starts the log again from its beginning
@@ -28,9 +38,7 @@ func logSalt(t *testing.T, s *Store) string {
 func TestReadyLogLeavesTheNextWriteToStartTheLog(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := Open(ctx, Options{Path: filepath.Join(t.TempDir(), "bgcmd.db"), Host: "test-host", OneConnection: true})
-	require.NoError(t, err)
-	defer s.Close()
+	s := openLikeASupervisor(t)
 	createJobs(t, s, 3)
 	before := logSalt(t, s)
 
@@ -52,9 +60,7 @@ func TestReadyLogLeavesTheNextWriteToStartTheLog(t *testing.T) {
 func TestReadyLogSaysNoWhileAReaderNeedsTheLog(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := Open(ctx, Options{Path: filepath.Join(t.TempDir(), "bgcmd.db"), Host: "test-host", OneConnection: true})
-	require.NoError(t, err)
-	defer s.Close()
+	s := openLikeASupervisor(t)
 	createJobs(t, s, 1)
 	reader, err := sql.Open("sqlite", "file:"+s.Path())
 	require.NoError(t, err)
