@@ -77,8 +77,8 @@ type spec struct {
 	Hookless bool `json:"hookless,omitempty"`
 	// ReadyLog says the host ends once the job is on record and waits for
 	// none of it (Options.Transient): the supervisor readies the store's
-	// write-ahead log for the next process while the job runs, and ends
-	// with the store open (see detachedSupervisor.readyLog).
+	// write-ahead log for the next process before its settle, and ends
+	// with the store open (see detachedSupervisor.closeStore).
 	ReadyLog bool `json:"ready_log,omitempty"`
 }
 

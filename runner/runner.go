@@ -80,8 +80,8 @@ type Options struct {
 	// return and waits for none of its jobs (bgcmd run sets it, without
 	// --wait). Each of its detached supervisors then leaves the store's
 	// write-ahead log ready for the next process instead of emptied: it
-	// checkpoints while its job runs, so that its settle starts the log
-	// again, and ends with the store open (see jobstore.Store.ReadyLog).
+	// checkpoints right before its settle, so that the settle starts the
+	// log again, and ends with the store open (see jobstore.Store.ReadyLog).
 	// The next short process to write, the next `bgcmd run`, then appends
 	// to a short log instead of starting an empty one, which fsyncs the
 	// log and its directory before its commit. Not for a long-lived host:

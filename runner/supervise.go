@@ -125,10 +125,10 @@ type supervisor struct {
 	// while the child starts and the host records it (hostRecords), and
 	// needs it only for the settle.
 	storeReady func() error
-	// beforeSettle, when set, is waited for before the settle's
-	// transaction: a detached supervisor readying the store's log for the
-	// next process (spec.ReadyLog) has its checkpoint end first, so that
-	// the settle is the write that starts the log again.
+	// beforeSettle, when set, runs before the settle's transaction: a
+	// detached supervisor readying the store's log for the next process
+	// (spec.ReadyLog) checkpoints then, so that the settle is the write
+	// that starts the log again.
 	beforeSettle func()
 }
 

@@ -95,13 +95,11 @@ type detachedSupervisor struct {
 	st      *jobstore.Store
 	openErr error
 	opened  bool
-	// readyLog is the job's spec.ReadyLog, known before the store opens:
-	// the open then checkpoints (jobstore.Store.ReadyLog) once the
-	// settle's statements are prepared, and closes logDone after; the
-	// settle waits for it (supervisor.beforeSettle). logRestarts says that
-	// checkpoint copied the whole log, so the settle starts it again.
+	// readyLog is the job's spec.ReadyLog: right before its settle the
+	// supervisor checkpoints (jobstore.Store.ReadyLog, through
+	// supervisor.beforeSettle), and logRestarts says that checkpoint
+	// copied the whole log, so that the settle started it again.
 	readyLog    bool
-	logDone     chan struct{}
 	logRestarts bool
 	// took says a job was taken: the store is closed at the end, after
 	// waiting for it to open (a spare that never got one exits at once).
@@ -123,10 +121,7 @@ func (ds *detachedSupervisor) open(ctx context.Context) {
 		return
 	}
 	ds.opening = make(chan error, 1)
-	ds.logDone = make(chan struct{})
-	readyLog := ds.readyLog
 	go func() {
-		defer close(ds.logDone)
 		st, err := jobstore.Open(ctx, jobstore.Options{Path: ds.om.DBPath, DSN: ds.om.DB,
 			Host: ds.om.Host, HostID: ds.om.HostID, ShareArtifacts: ds.om.ShareArtifacts,
 			OneConnection: true}) // one job at a time: a second connection would parse the schema again
@@ -134,11 +129,6 @@ func (ds *detachedSupervisor) open(ctx context.Context) {
 		ds.opening <- err
 		if err == nil {
 			_ = st.Prepare(ctx, jobstore.SettleWrites)
-			if readyLog {
-				// Best effort: a checkpoint that failed leaves the log to
-				// the close, as without ReadyLog.
-				ds.logRestarts, _ = st.ReadyLog(ctx)
-			}
 		}
 	}()
 }
@@ -168,8 +158,8 @@ func (ds *detachedSupervisor) openStore(ctx context.Context) error {
 // two ways (TestRunsOneAtATimeKeepTheLogBounded):
 //
 //   - readyLog (a `bgcmd run`, which waits for nothing): its checkpoint,
-//     taken while the job ran, copied the log, and its settle, the next
-//     write, started the log again. It ends with the store open, and the
+//     taken right before its settle, copied the log, and the settle, the
+//     next write, started the log again. It ends with the store open, and the
 //     next process appends to the settle's few pages instead of starting
 //     an emptied log, which fsyncs the log and its directory before that
 //     process's first commit (TestARunAppendsToTheLogItsLastSupervisorLeft).
@@ -181,11 +171,8 @@ func (ds *detachedSupervisor) closeStore() {
 	if !ds.took || ds.opening == nil || ds.openStore(context.Background()) != nil {
 		return
 	}
-	if ds.readyLog {
-		<-ds.logDone
-		if ds.logRestarts && jobstore.LogWithin(ds.st) {
-			return
-		}
+	if ds.readyLog && ds.logRestarts && jobstore.LogWithin(ds.st) {
+		return
 	}
 	ds.st.Close()
 }
@@ -342,9 +329,14 @@ func (ds *detachedSupervisor) serve(ctx context.Context, statusF *os.File) (agai
 			return errors.New("the host ended before it recorded the job")
 		}
 	}
-	if sp.ReadyLog && ds.opening == nil {
+	if sp.ReadyLog {
+		// Right before the settle, so that no other process's write comes
+		// between the checkpoint and the settle, which starts the log
+		// again (a CLI of a run started meanwhile would otherwise pay for
+		// that start). Best effort: a checkpoint that failed leaves the
+		// log to the close.
 		ds.readyLog = true
-		sup.beforeSettle = func() { <-ds.logDone }
+		sup.beforeSettle = sync.OnceFunc(func() { ds.logRestarts, _ = ds.st.ReadyLog(ctx) })
 	}
 	if ds.opened && ds.openErr == nil {
 		sup.store = ds.st

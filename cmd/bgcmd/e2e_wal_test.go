@@ -50,39 +50,45 @@ func TestRunsOneAtATimeKeepTheLogBounded(t *testing.T) {
 // run` ends with its settle in the write-ahead log, the log started again
 // by that settle, and the next run's CLI appends its row to that log
 // instead of starting it again, which would fsync the log and the home
-// before the CLI could answer. The log's header says which: its salt
-// changes each time the log starts again. What the log holds reaches every
-// reader all the same: the next process recovers it.
+// before the CLI could answer. So does a run started while another run's
+// job still runs: its supervisor copies the log only right before its
+// settle. The log's header says which: its salt changes each time the log
+// starts again. What the log holds reaches every reader all the same: the
+// next process recovers it.
 func TestARunAppendsToTheLogItsLastSupervisorLeft(t *testing.T) {
 	t.Parallel()
 	h := newHome(t)
 	wal := filepath.Join(h.dir, "bgcmd.db-wal")
-	run := func(gate string) (id string, supervisorPID int) {
+	var ids []string
+	run := func(gate string) (supervisorPID int) {
 		var job struct {
 			ID            string `json:"id"`
 			SupervisorPID int    `json:"supervisor_pid"`
 		}
 		require.NoError(t, json.Unmarshal([]byte(h.ok("--json", "run", "--", fixture(t, "wait-for-file.sh"), gate)), &job))
 		require.NotZero(t, job.SupervisorPID, "%+v", job)
-		return job.ID, job.SupervisorPID
+		ids = append(ids, job.ID)
+		return job.SupervisorPID
+	}
+	gate := func(i int) string { return filepath.Join(h.root, "gate-"+strconv.Itoa(i)) }
+	open := func(i int, supervisorPID int) {
+		require.NoError(t, os.WriteFile(gate(i), nil, 0o600))
+		eventually(t, "supervisor "+strconv.Itoa(i)+" to end", func() bool { return isZombie(supervisorPID) })
 	}
 
-	gate1 := filepath.Join(h.root, "gate-1")
-	first, sup1 := run(gate1)
-	require.NoError(t, os.WriteFile(gate1, nil, 0o600))
-	eventually(t, "the first supervisor to end", func() bool { return isZombie(sup1) })
+	open(1, run(gate(1)))
 	left := walSalt(t, wal)
 	require.Positive(t, walFrames(t, wal), "the first supervisor emptied the log at its end instead of leaving its settle there")
 
-	gate2 := filepath.Join(h.root, "gate-2")
-	second, sup2 := run(gate2)
+	sup2 := run(gate(2))
 	require.Equal(t, left, walSalt(t, wal), "the second run's CLI started the log again instead of appending to it")
+	sup3 := run(gate(3))
+	require.Equal(t, left, walSalt(t, wal), "the third run's CLI, while the second run's job runs, started the log again")
 
-	require.NoError(t, os.WriteFile(gate2, nil, 0o600))
-	eventually(t, "the second supervisor to end", func() bool { return isZombie(sup2) })
+	open(2, sup2)
 	require.NotEqual(t, left, walSalt(t, wal), "the second supervisor's settle did not start the log again after its checkpoint")
-
-	for _, id := range []string{first, second} {
+	open(3, sup3)
+	for _, id := range ids {
 		require.Equal(t, "exited", h.status(id)["state"], "job %s, read back through the log left behind", id)
 	}
 }

@@ -14,9 +14,9 @@ import (
 // pays for that start (a new header, fsynced) instead of the next
 // process.
 //
-// It is for a short-lived process whose last write is still to come (a
-// detached supervisor of a `bgcmd run`, while its job runs): after that
-// write it may end without closing the store (LeaveLog), and the next
+// It is for a short-lived process right before its last write (a detached
+// supervisor of a `bgcmd run`, before its settle): after that write it
+// may end without closing the store (see LogWithin), and the next
 // process to write appends to a short log instead of starting an emptied
 // one, which costs that process an fsync of the log and of its directory
 // before its first commit. On PostgreSQL and on a read-only store it does
