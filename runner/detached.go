@@ -146,7 +146,7 @@ func (r *Runner) prepareSupervisor(id string) (*supProc, *os.File, error) {
 func (r *Runner) handOver(ctx context.Context, job *bgcmd.Job, p *supProc, logf *os.File, env []string, cwd *os.File) error {
 	defer logf.Close()
 	sp := spec{Home: r.home, DBPath: r.store.Path(), JobID: job.ID, Env: env,
-		HostPID: job.SupervisorPID, HostStart: job.SupervisorStart, Cgroup: r.cgroupRoot()}
+		HostPID: job.SupervisorPID, HostStart: job.SupervisorStart, Cgroup: r.cgroupRoot(), ReadyLog: r.transient}
 	p, rr, err := r.sendSpec(p, logf, cwd, func(*supProc) *spec { return &sp })
 	if p == nil {
 		return r.failDetached(ctx, job, err)
