@@ -95,11 +95,10 @@ type detachedSupervisor struct {
 	st      *jobstore.Store
 	openErr error
 	opened  bool
-	// readyLog is the job's spec.ReadyLog: right before its settle the
-	// supervisor checkpoints (jobstore.Store.ReadyLog, through
-	// supervisor.beforeSettle), and logRestarts says that checkpoint
-	// copied the whole log, so that the settle started it again.
-	readyLog    bool
+	// logRestarts says the checkpoint a job with spec.ReadyLog takes
+	// right before its settle (jobstore.Store.ReadyLog, through
+	// supervisor.beforeSettle) copied the whole log, so that the settle
+	// started it again.
 	logRestarts bool
 	// took says a job was taken: the store is closed at the end, after
 	// waiting for it to open (a spare that never got one exits at once).
@@ -157,7 +156,7 @@ func (ds *detachedSupervisor) openStore(ctx context.Context) error {
 // sees to it, the supervisor, nearly always the last of its run, in one of
 // two ways (TestRunsOneAtATimeKeepTheLogBounded):
 //
-//   - readyLog (a `bgcmd run`, which waits for nothing): its checkpoint,
+//   - spec.ReadyLog (a `bgcmd run`, which waits for nothing): its checkpoint,
 //     taken right before its settle, copied the log, and the settle, the
 //     next write, started the log again. It ends with the store open, and the
 //     next process appends to the settle's few pages instead of starting
@@ -171,7 +170,7 @@ func (ds *detachedSupervisor) closeStore() {
 	if !ds.took || ds.opening == nil || ds.openStore(context.Background()) != nil {
 		return
 	}
-	if ds.readyLog && ds.logRestarts && jobstore.LogWithin(ds.st) {
+	if ds.logRestarts && jobstore.LogWithin(ds.st) {
 		return
 	}
 	ds.st.Close()
@@ -335,7 +334,6 @@ func (ds *detachedSupervisor) serve(ctx context.Context, statusF *os.File) (agai
 		// again (a CLI of a run started meanwhile would otherwise pay for
 		// that start). Best effort: a checkpoint that failed leaves the
 		// log to the close.
-		ds.readyLog = true
 		sup.beforeSettle = sync.OnceFunc(func() { ds.logRestarts, _ = ds.st.ReadyLog(ctx) })
 	}
 	if ds.opened && ds.openErr == nil {
