@@ -24,6 +24,17 @@ const (
 	// resumeQueued is how few queued batches let a writer that waited for
 	// room go on.
 	resumeQueued = maxQueued / 2
+	// startQueued is how many queued batches start the goroutine when it
+	// is not running (Summary and Close start it for any). Starting it is
+	// a wake of an idle thread, which costs more CPU here than hashing a
+	// few KiB: started for every batch, it caught up and stopped after
+	// each one, some 4,000 wakes per GiB of log. Starting it at three
+	// cut a Capture's CPU per GiB by about 5% and raised its throughput
+	// by about 3% of a plain write's (4 KiB writes, in turn with the
+	// plain write, on a 2-core machine). The index of a log that stops
+	// then lags by the two batches waiting and the one being filled,
+	// under indexFlush's 2 MiB, until the next batch or Close.
+	startQueued = 3
 )
 
 // writebackEvery is how many bytes of log the digester lets accumulate
@@ -46,8 +57,8 @@ const writebackEvery = 8 << 20
 // before it appends them to the index file: 128 records, one per 16 KiB
 // stride, so a log written flat out has its index at most 2 MiB behind.
 // Whenever the digester catches up with the writer it appends what it has,
-// so a log written at any pace a reader can follow has its index up to
-// date. (One write per 256 KiB batch was a thousand small writes per GiB
+// so a log written at any pace has its index at most startQueued batches
+// behind. (One write per 256 KiB batch was a thousand small writes per GiB
 // of log.)
 const indexFlush = 128 * recordSize
 
@@ -123,6 +134,14 @@ func (d *digester) submit(b []byte) {
 		d.cond.Wait()
 	}
 	d.queue = append(d.queue, b)
+	if len(d.queue) >= startQueued {
+		d.start()
+	}
+}
+
+// start starts the goroutine that drains the queue, unless it runs.
+// Call with mu held.
+func (d *digester) start() {
 	if !d.running {
 		d.running = true
 		go d.drain()
@@ -214,6 +233,9 @@ func (d *digester) writeRecords() {
 func (d *digester) wait() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if len(d.queue) > 0 {
+		d.start()
+	}
 	for d.running || len(d.queue) > 0 {
 		d.cond.Wait()
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -255,4 +256,38 @@ func TestIndexerGathersCheckpointsWithoutAllocating(t *testing.T) {
 		ix.clearPending()
 	})
 	require.Zero(t, allocs)
+}
+
+// TestDigesterStartsOnceThreeBatchesWait: the background hashing and
+// indexing start only when startQueued batches wait for them (or when
+// Summary or Close asks), and then catch up with the writer, leaving the
+// live index complete for everything handed over.
+func TestDigesterStartsOnceThreeBatchesWait(t *testing.T) {
+	t.Parallel()
+	content := trickyText((startQueued + 1) * batchSize)
+	const stride = defaultStride
+	// Two batches handed over and one started: nothing has run, so no
+	// index exists yet.
+	c, path := capture(t, t.TempDir(), "lazy.log", content[:(startQueued-1)*batchSize+1], 4096, stride)
+	defer c.Close()
+	_, err := os.Stat(path + IndexSuffix)
+	require.ErrorIs(t, err, os.ErrNotExist, "the digester ran with %d batches waiting", startQueued-1)
+
+	// The third batch starts it; it catches up with the three and appends
+	// their checkpoints, with no Summary asking.
+	writeChunks(t, c, content[(startQueued-1)*batchSize+1:startQueued*batchSize+1], 4096)
+	_, recs, err := scanLog(bytesReader(content[:startQueued*batchSize]), stride, false)
+	require.NoError(t, err)
+	want := append(encodeHeader(stride), recs...)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		idx, err := os.ReadFile(path + IndexSuffix)
+		if err == nil && len(idx) >= len(want) {
+			require.Equal(t, want, idx, "the live index after %d batches", startQueued)
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "no index for %d waiting batches after 30 s (err %v, %d bytes)", startQueued, err, len(idx))
+		time.Sleep(5 * time.Millisecond) // polls the file the digester appends to
+	}
+	require.EqualValues(t, startQueued*batchSize+1, c.Summary().Bytes)
 }
