@@ -37,6 +37,10 @@ const (
 	startQueued = 3
 )
 
+// A writer waits for room at maxQueued batches: the goroutine must have
+// been started by then.
+var _ [maxQueued - startQueued]struct{}
+
 // writebackEvery is how many bytes of log the digester lets accumulate
 // before it starts their writeback to disk (so that the fsync at Close has
 // only the tail left to flush). Each time it does, it also lets go of the
