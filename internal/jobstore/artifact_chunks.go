@@ -49,7 +49,7 @@ func (s *Store) PutBlob(ctx context.Context, sha string, size int64, r io.Reader
 		return fmt.Errorf("store output: malformed sha256 %q", sha)
 	}
 	chunks := (size + ChunkSize - 1) / ChunkSize
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.inTx(ctx, func(tx wtx) error {
 		at := fmtTime(s.now())
 		res, err := tx.ExecContext(ctx, `UPDATE artifact_blobs SET created_at = ? WHERE sha256 = ?`, at, sha)
 		if err != nil {
@@ -135,7 +135,7 @@ func (s *Store) DeleteUnreferencedBlobs(ctx context.Context, shas []string) (int
 	total := 0
 	for start := 0; start < len(shas); start += DefaultPruneBatch {
 		part := shas[start:min(start+DefaultPruneBatch, len(shas))]
-		err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		err := s.inTx(ctx, func(tx wtx) error {
 			n, err := deleteBlobsTx(ctx, tx, `sha256 IN (?) AND`, part)
 			total += n
 			return err
@@ -152,7 +152,7 @@ func (s *Store) DeleteUnreferencedBlobs(ctx context.Context, shas []string) (int
 // output and recording the settle that names it).
 func (s *Store) DeleteStrayBlobs(ctx context.Context, olderThan time.Time) (int, error) {
 	var total int
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.inTx(ctx, func(tx wtx) error {
 		var err error
 		total, err = deleteBlobsTx(ctx, tx, `created_at < ? AND`, fmtTime(olderThan))
 		return err
@@ -168,7 +168,7 @@ func (s *Store) DeleteStrayBlobs(ctx context.Context, olderThan time.Time) (int,
 // again, PutBlob) since the oldest running job was created stays whatever
 // cond says: that job may have stored it and not yet settled, on any host.
 // Times compare as fixed-width text on both backends.
-func deleteBlobsTx(ctx context.Context, tx *sqlx.Tx, cond string, arg any) (int, error) {
+func deleteBlobsTx(ctx context.Context, tx wtx, cond string, arg any) (int, error) {
 	where := cond + ` NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = artifact_blobs.sha256)
 		AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.state = 'running' AND j.created_at <= artifact_blobs.created_at)`
 	q, args, err := sqlx.In(`SELECT sha256 FROM artifact_blobs WHERE `+where, arg)

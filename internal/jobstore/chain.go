@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/bgcmd/bgcmd"
 )
 
@@ -29,7 +27,7 @@ const (
 )
 
 // querier is what the chain reads and writes through: a *sql.Tx (a goose
-// migration), a *sqlx.Tx (a store transaction) or a read transaction.
+// migration), a wtx (a store transaction) or a read transaction.
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
@@ -300,7 +298,7 @@ func chainRefusal(ctx context.Context, q querier, id string) error {
 // appends that row to the chain, in one write transaction: the one way a
 // refusal is recorded.
 func (s *Store) insertRefusal(ctx context.Context, id, insert string, args ...any) error {
-	return s.inTx(ctx, func(tx *sqlx.Tx) error {
+	return s.inTx(ctx, func(tx wtx) error {
 		if _, err := tx.ExecContext(ctx, insert, args...); err != nil {
 			return err
 		}

@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/bgcmd/bgcmd"
 )
 
@@ -115,7 +113,7 @@ const (
 // appendChainedEvent inserts the event e (its row's own fields set, seq
 // aside) already linked into the chain, its canonical form taken from e:
 // the caller's facts (eventFacts) and the row as bound here.
-func appendChainedEvent(ctx context.Context, tx *sqlx.Tx, e *eventScan) error {
+func appendChainedEvent(ctx context.Context, tx wtx, e *eventScan) error {
 	next := nextEventSQL
 	if tx.DriverName() == "pgx" {
 		next = nextEventPostgresSQL

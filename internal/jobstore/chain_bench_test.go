@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/bgcmd/bgcmd"
 )
 
@@ -76,12 +74,12 @@ func BenchmarkChainTransitions(b *testing.B) {
 func unchainedTransitions(ctx context.Context, s *Store, j *bgcmd.Job, arts []bgcmd.Artifact) error {
 	j.ID = NewID()
 	now := fmtTime(s.now())
-	event := func(tx *sqlx.Tx, from any, to string) error {
+	event := func(tx wtx, from any, to string) error {
 		var seq int64
 		return tx.GetContext(ctx, &seq, `INSERT INTO job_events (job_id, from_state, to_state, at, detail)
 			VALUES (?, ?, ?, ?, ?) RETURNING seq`, j.ID, from, to, now, "{}")
 	}
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.inTx(ctx, func(tx wtx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO jobs (id, session, host, argv, exe,
 			cwd, env_replaced, env_names, timeout_ms, kill_grace_ms, max_output_bytes,
 			labels, state, supervisor_pid, supervisor_start, boot_id, detached, created_at,
@@ -96,7 +94,7 @@ func unchainedTransitions(ctx context.Context, s *Store, j *bgcmd.Job, arts []bg
 	if err != nil {
 		return err
 	}
-	return s.inTx(ctx, func(tx *sqlx.Tx) error {
+	return s.inTx(ctx, func(tx wtx) error {
 		var row jobRow
 		if err := tx.GetContext(ctx, &row, `UPDATE jobs SET state = ?, exit_code = ?, signal = ?,
 			error = ?, finished_at = ? WHERE id = ? AND state = 'running'
@@ -158,8 +156,9 @@ func millionEventChain(b *testing.B) string {
 				b.Fatal(err)
 			}
 		}
-		err = s.inTx(context.Background(), func(tx *sqlx.Tx) error {
-			rows, err := tx.Query(eventSelect + ` ORDER BY e.seq`)
+		ctx := context.Background()
+		err = s.inTx(ctx, func(tx wtx) error {
+			rows, err := tx.QueryContext(ctx, eventSelect+` ORDER BY e.seq`)
 			if err != nil {
 				return err
 			}
@@ -181,17 +180,14 @@ func millionEventChain(b *testing.B) string {
 				head.Hash = h
 			}
 			rows.Close()
-			st, err := tx.Prepare(`UPDATE job_events SET chain_seq = ?, prev_hash = ?, hash = ? WHERE seq = ?`)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
+			// The store's connections keep each statement prepared.
 			for i, u := range all {
-				if _, err := st.Exec(int64(i+1), u.prev, u.hash, u.seq); err != nil {
+				if _, err := tx.ExecContext(ctx, `UPDATE job_events SET chain_seq = ?, prev_hash = ?, hash = ? WHERE seq = ?`,
+					int64(i+1), u.prev, u.hash, u.seq); err != nil {
 					return err
 				}
 			}
-			_, err = tx.Exec(`UPDATE chain_head SET seq = ?, hash = ?`, head.Seq, head.Hash)
+			_, err = tx.ExecContext(ctx, `UPDATE chain_head SET seq = ?, hash = ?`, head.Seq, head.Hash)
 			return err
 		})
 		if err != nil {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/jmoiron/sqlx"
 )
 
 // This file holds the statements about several hosts sharing one store.
@@ -116,7 +114,7 @@ func (r *jobRow) live() *LiveOutput {
 // the other hosts sharing the store. It is not a transition (no event); a
 // job that has settled meanwhile is left alone, without error.
 func (s *Store) PublishLive(ctx context.Context, id string, live LiveOutput) error {
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.inTx(ctx, func(tx wtx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE jobs SET live_tail = ?, live_stdout_bytes = ?,
 			live_stderr_bytes = ?, live_at = ? WHERE id = ? AND state = 'running'`,
 			live.Tail, live.StdoutBytes, live.StderrBytes, fmtTime(s.now()), id)

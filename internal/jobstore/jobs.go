@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jmoiron/sqlx"
 
 	"github.com/bgcmd/bgcmd"
 )
@@ -72,7 +71,7 @@ func (s *Store) create(ctx context.Context, j *bgcmd.Job, state bgcmd.State, lim
 	if j.RerunOf != "" {
 		rerunOf = j.RerunOf
 	}
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.inTx(ctx, func(tx wtx) error {
 		if state == bgcmd.StateQueued {
 			if err := checkDependencies(ctx, tx, j); err != nil {
 				return err
@@ -128,7 +127,7 @@ type StartedParams struct {
 // running job. It is not a state transition; it fails with
 // ErrInvalidTransition when the job is no longer running.
 func (s *Store) MarkStarted(ctx context.Context, p StartedParams) error {
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.inTx(ctx, func(tx wtx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE jobs SET pid = ?, pgid = ?, pid_start = ?,
 			started_at = ? WHERE id = ? AND state = 'running'`,
 			p.PID, p.PGID, p.PIDStart, fmtTime(p.StartedAt), p.ID)
@@ -170,7 +169,7 @@ func (s *Store) Claim(ctx context.Context, p ClaimParams) error {
 // the same statement (no read after the write).
 func (s *Store) ClaimRecord(ctx context.Context, p ClaimParams) (*Record, error) {
 	var rec *Record
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.inTx(ctx, func(tx wtx) error {
 		var row jobRow
 		err := tx.GetContext(ctx, &row, `UPDATE jobs SET supervisor_pid = ?,
 			supervisor_start = ?, boot_id = ? WHERE id = ? AND state IN ('running', 'queued')
@@ -204,7 +203,7 @@ func (zeroRows) RowsAffected() (int64, error) { return 0, nil }
 // without error.
 func (s *Store) RequestKill(ctx context.Context, id, signal string) (*Record, error) {
 	var rec *Record
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.inTx(ctx, func(tx wtx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE jobs SET kill_signal = ?,
 			kill_requested_at = COALESCE(kill_requested_at, ?), kill_host = ?, kill_host_id = ?
 			WHERE id = ? AND state = 'running'`,
@@ -258,7 +257,7 @@ func records(rows []jobRow) ([]*Record, error) {
 
 // expectOne turns a zero-row compare-and-set into ErrNotFound or
 // ErrInvalidTransition (naming the state found).
-func expectOne(ctx context.Context, tx *sqlx.Tx, res interface{ RowsAffected() (int64, error) }, id string, want bgcmd.State) error {
+func expectOne(ctx context.Context, tx wtx, res interface{ RowsAffected() (int64, error) }, id string, want bgcmd.State) error {
 	n, err := res.RowsAffected()
 	if err != nil {
 		return err
@@ -286,7 +285,7 @@ const insertEventSQL = `INSERT INTO job_events (job_id, from_state, to_state, at
 // canonical form needs (eventFacts.covers), say what the transaction
 // stored; without them the event is read back with the job's row to be
 // chained.
-func appendEvent(ctx context.Context, tx *sqlx.Tx, id string, from, to bgcmd.State, at time.Time, detail map[string]any, facts *eventFacts) error {
+func appendEvent(ctx context.Context, tx wtx, id string, from, to bgcmd.State, at time.Time, detail map[string]any, facts *eventFacts) error {
 	var fromVal any
 	if from != "" {
 		fromVal = string(from)
@@ -320,7 +319,7 @@ func appendEvent(ctx context.Context, tx *sqlx.Tx, id string, from, to bgcmd.Sta
 // means nothing was claimed.
 func (s *Store) ClaimMany(ctx context.Context, ps []ClaimParams) (claimed []bool, err error) {
 	claimed = make([]bool, len(ps))
-	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err = s.inTx(ctx, func(tx wtx) error {
 		for i, p := range ps {
 			res, err := tx.ExecContext(ctx, `UPDATE jobs SET supervisor_pid = ?,
 			supervisor_start = ?, boot_id = ? WHERE id = ? AND state = 'running'

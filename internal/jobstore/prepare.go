@@ -30,6 +30,7 @@ func (w Writes) statements() []string {
 	}
 	if w != 0 {
 		qs = append(qs, chain...)
+		qs = append(qs, beginSQL, commitSQL) // on SQLite, statements too (sqliteTx)
 	}
 	return qs
 }

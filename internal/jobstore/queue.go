@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/bgcmd/bgcmd"
 )
 
@@ -38,7 +36,7 @@ func (s *Store) CreateQueued(ctx context.Context, j *bgcmd.Job, lim QueueLimits)
 
 // checkDependencies refuses an --after list naming an unknown job, another
 // session's job, the job itself, or a job that (transitively) waits for it.
-func checkDependencies(ctx context.Context, tx *sqlx.Tx, j *bgcmd.Job) error {
+func checkDependencies(ctx context.Context, tx wtx, j *bgcmd.Job) error {
 	seen := map[string]bool{}
 	for _, id := range j.After {
 		if id == j.ID {
@@ -107,7 +105,7 @@ type DispatchResult struct {
 // with its job_events row.
 func (s *Store) Dispatch(ctx context.Context, holderAlive func(*Record) bool) (*DispatchResult, error) {
 	res := &DispatchResult{}
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.inTx(ctx, func(tx wtx) error {
 		res = &DispatchResult{}
 		return s.dispatchTx(ctx, tx, holderAlive, res)
 	})
@@ -117,7 +115,7 @@ func (s *Store) Dispatch(ctx context.Context, holderAlive func(*Record) bool) (*
 	return res, nil
 }
 
-func (s *Store) dispatchTx(ctx context.Context, tx *sqlx.Tx, holderAlive func(*Record) bool, res *DispatchResult) error {
+func (s *Store) dispatchTx(ctx context.Context, tx wtx, holderAlive func(*Record) bool, res *DispatchResult) error {
 	var rows []jobRow
 	if err := tx.SelectContext(ctx, &rows, `SELECT `+jobColumns+` FROM jobs INDEXED BY jobs_queued
 		WHERE host_id = ? AND state = 'queued' ORDER BY priority DESC, id`, s.hostID); err != nil {
@@ -254,7 +252,7 @@ func (d depState) describe() string {
 
 // startQueuedTx moves a queued job to running (compare-and-set) with its
 // job_events row.
-func startQueuedTx(ctx context.Context, tx *sqlx.Tx, id string, at time.Time) (*Record, error) {
+func startQueuedTx(ctx context.Context, tx wtx, id string, at time.Time) (*Record, error) {
 	var row jobRow
 	err := tx.GetContext(ctx, &row, `UPDATE jobs SET state = 'running' WHERE id = ?
 		AND state = 'queued' RETURNING `+jobColumns, id)
@@ -269,7 +267,7 @@ func startQueuedTx(ctx context.Context, tx *sqlx.Tx, id string, at time.Time) (*
 
 // settleQueuedTx settles a queued job (compare-and-set) with its
 // job_events row; it never started, so it has no artifacts.
-func settleQueuedTx(ctx context.Context, tx *sqlx.Tx, id string, to bgcmd.State, msg string, at time.Time, detail map[string]any) (*Record, error) {
+func settleQueuedTx(ctx context.Context, tx wtx, id string, to bgcmd.State, msg string, at time.Time, detail map[string]any) (*Record, error) {
 	var row jobRow
 	err := tx.GetContext(ctx, &row, `UPDATE jobs SET state = ?, error = ?, finished_at = ?
 		WHERE id = ? AND state = 'queued' RETURNING `+jobColumns, string(to), msg, fmtTime(at), id)
@@ -283,7 +281,7 @@ func settleQueuedTx(ctx context.Context, tx *sqlx.Tx, id string, to bgcmd.State,
 	return row.record()
 }
 
-func queuedCASError(ctx context.Context, tx *sqlx.Tx, id string, err error) error {
+func queuedCASError(ctx context.Context, tx wtx, id string, err error) error {
 	if !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
@@ -303,7 +301,7 @@ func (s *Store) SettleQueued(ctx context.Context, id string, to bgcmd.State, msg
 		return nil, fmt.Errorf("settle queued job %s: %q is not a settled state: %w", id, to, bgcmd.ErrInvalidTransition)
 	}
 	var rec *Record
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.inTx(ctx, func(tx wtx) error {
 		var err error
 		rec, err = settleQueuedTx(ctx, tx, id, to, msg, s.now().UTC(), detail)
 		return err

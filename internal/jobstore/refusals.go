@@ -163,7 +163,7 @@ func (s *Store) pruneRefusals(ctx context.Context, before time.Time, session str
 	var total int64
 	for {
 		var n int64
-		err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		err := s.inTx(ctx, func(tx wtx) error {
 			var ids []string
 			if err := tx.SelectContext(ctx, &ids, `SELECT id FROM refusals WHERE `+where+` LIMIT ?`,
 				append(args, DefaultPruneBatch)...); err != nil || len(ids) == 0 {

@@ -247,7 +247,7 @@ func (s *Store) pruneBatches(ctx context.Context, p PruneParams, res *PruneResul
 			ids = append(ids, j.ID)
 		}
 		var b pruneBatch
-		err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		err := s.inTx(ctx, func(tx wtx) error {
 			var err error
 			b, err = pruneTx(ctx, tx, ids, p.IncludeUnread, s.d.hasRollup())
 			return err
@@ -281,7 +281,7 @@ type pruneBatch struct {
 // that no remaining row references. With rollup (SQLite's job_hours), the
 // batch leaves the roll-up through rollOut's two statements, not through a
 // run of the delete trigger per job.
-func pruneTx(ctx context.Context, tx *sqlx.Tx, ids []string, includeUnread, rollup bool) (pruneBatch, error) {
+func pruneTx(ctx context.Context, tx wtx, ids []string, includeUnread, rollup bool) (pruneBatch, error) {
 	var b pruneBatch
 	q := `SELECT id FROM jobs WHERE id IN (?) AND state NOT IN ('running', 'queued')`
 	if !includeUnread {

@@ -19,7 +19,7 @@ import (
 // it, and a row left with no run loses its sum and maximum (and is no
 // longer stale), as it does after the trigger's last removal. Rows left
 // with no job are deleted.
-func rollOut(ctx context.Context, tx *sqlx.Tx, ids []string) error {
+func rollOut(ctx context.Context, tx wtx, ids []string) error {
 	if _, err := tx.ExecContext(ctx, `INSERT INTO job_hours_bulk (id) VALUES (1)`); err != nil {
 		return fmt.Errorf("roll out of job_hours: %w", err)
 	}
@@ -53,7 +53,7 @@ func rollOut(ctx context.Context, tx *sqlx.Tx, ids []string) error {
 
 // endRollOut clears job_hours_bulk, so that the deletes after it, in this
 // transaction or any other, keep the roll-up through the trigger again.
-func endRollOut(ctx context.Context, tx *sqlx.Tx) error {
+func endRollOut(ctx context.Context, tx wtx) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM job_hours_bulk`); err != nil {
 		return fmt.Errorf("roll out of job_hours: %w", err)
 	}

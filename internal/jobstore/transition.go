@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/bgcmd/bgcmd"
 )
 
@@ -74,7 +72,7 @@ func (s *Store) settle(ctx context.Context, p SettleParams, peek bool) (rec *Rec
 	if p.FinishedAt.IsZero() {
 		p.FinishedAt = s.now()
 	}
-	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err = s.inTx(ctx, func(tx wtx) error {
 		var err error
 		if rec, err = settleTx(ctx, tx, p, true); err != nil || !peek {
 			return err
@@ -106,7 +104,7 @@ func (s *Store) SettleMany(ctx context.Context, ps []SettleParams) (errs []error
 		}
 	}
 	errs = make([]error, len(ps))
-	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err = s.inTx(ctx, func(tx wtx) error {
 		for i := range ps {
 			_, err := settleTx(ctx, tx, ps[i], false)
 			if errors.Is(err, bgcmd.ErrInvalidTransition) || errors.Is(err, bgcmd.ErrNotFound) {
@@ -139,7 +137,7 @@ const (
 // settleTx settles p in tx and, when want is set, returns the settled job
 // (SettleMany's caller needs none: decoding a row is most of a settle's
 // cost after the statements themselves).
-func settleTx(ctx context.Context, tx *sqlx.Tx, p SettleParams, want bool) (*Record, error) {
+func settleTx(ctx context.Context, tx wtx, p SettleParams, want bool) (*Record, error) {
 	var exit any
 	if p.ExitCode != nil {
 		exit = *p.ExitCode
@@ -197,7 +195,7 @@ func settleTx(ctx context.Context, tx *sqlx.Tx, p SettleParams, want bool) (*Rec
 // execOneRow runs an UPDATE that changes at most one row, and returns
 // sql.ErrNoRows when it changed none, as a query that returns the row
 // would.
-func execOneRow(ctx context.Context, tx *sqlx.Tx, query string, args ...any) error {
+func execOneRow(ctx context.Context, tx wtx, query string, args ...any) error {
 	res, err := tx.ExecContext(ctx, query, args...)
 	if err != nil {
 		return err
@@ -216,7 +214,7 @@ func execOneRow(ctx context.Context, tx *sqlx.Tx, query string, args ...any) err
 const insertArtifactSQL = `INSERT INTO artifacts (id, job_id, stream, sha256, bytes,
 	chars, lines, capped, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
-func insertArtifact(ctx context.Context, tx *sqlx.Tx, a *bgcmd.Artifact) error {
+func insertArtifact(ctx context.Context, tx wtx, a *bgcmd.Artifact) error {
 	_, err := tx.ExecContext(ctx, insertArtifactSQL,
 		a.ID, a.JobID, string(a.Stream), a.SHA256, a.Bytes, a.Chars, a.Lines, a.Capped,
 		fmtTime(a.CreatedAt))
