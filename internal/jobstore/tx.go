@@ -73,7 +73,7 @@ func (s *Store) inTx(ctx context.Context, fn func(tx wtx) error) error {
 }
 
 // inSQLiteTx is inTx on SQLite (see sqliteTx).
-func (s *Store) inSQLiteTx(ctx context.Context, fn func(tx wtx) error) (err error) {
+func (s *Store) inSQLiteTx(ctx context.Context, fn func(tx wtx) error) error {
 	conn, err := s.w.Connx(ctx)
 	if err != nil {
 		return describeWriteError(fmt.Errorf("begin: %w", err))
