@@ -7,11 +7,20 @@ PKGS    := ./...
 
 all: build
 
-# CGO_ENABLED=0: a static binary (the net package would otherwise pull in
+# bgcmd and, beside it, bgcmd-supervisor: the detached supervisor each
+# background command runs under, a binary that links only what it runs.
+# Both carry the same build stamp, a digest of the build IDs of every
+# package the supervisor links (so it changes with any of their sources and
+# with the toolchain); a bgcmd uses a bgcmd-supervisor of its own build
+# only, and supervises with itself otherwise (see internal/spawn).
+# CGO_ENABLED=0: static binaries (the net package would otherwise pull in
 # cgo and the dynamic loader), which every bgcmd run and every detached
 # supervisor start pays for before main.
+STAMP_VAR := github.com/bgcmd/bgcmd/internal/spawn.buildStamp
 build:
-	CGO_ENABLED=0 $(GO) build -buildvcs=auto -o $(BIN) ./cmd/bgcmd
+	@mkdir -p $(dir $(BIN))
+	stamp=$$(CGO_ENABLED=0 $(GO) list -deps -export -f '{{.BuildID}}' ./cmd/bgcmd-supervisor | sha256sum | cut -c1-32) && \
+	CGO_ENABLED=0 $(GO) build -buildvcs=auto -ldflags "-X $(STAMP_VAR)=$$stamp" -o $(dir $(BIN)) ./cmd/bgcmd ./cmd/bgcmd-supervisor
 
 # The main job on an embedded default: a temporary home and policy, a command
 # in the background, its status and output, the history.

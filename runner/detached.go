@@ -173,7 +173,7 @@ func (r *Runner) handOver(ctx context.Context, job *bgcmd.Job, p *supProc, logf 
 func (r *Runner) sendSpec(p *supProc, logf, cwd *os.File, specFor func(*supProc) *spec) (*supProc, *reportReader, error) {
 	send := func(p *supProc) (*reportReader, error) {
 		if p.status != nil {
-			return newReportReader(p.status), sendLine(p.conn, specFor(p), cwd, logf)
+			return newReportReader(p.status, p.exe), sendLine(p.conn, specFor(p), cwd, logf)
 		}
 		statusR, statusW, err := os.Pipe()
 		if err != nil {
@@ -181,7 +181,7 @@ func (r *Runner) sendSpec(p *supProc, logf, cwd *os.File, specFor func(*supProc)
 		}
 		p.status = statusR
 		defer statusW.Close() // the supervisor holds the only other copy
-		return newReportReader(statusR), sendLine(p.conn, specFor(p), cwd, logf, statusW)
+		return newReportReader(statusR, p.exe), sendLine(p.conn, specFor(p), cwd, logf, statusW)
 	}
 	rr, err := send(p)
 	if p.spare && (err != nil || !rr.tookJob()) {
@@ -248,7 +248,7 @@ func (r *Runner) startDetached(ctx context.Context, job *bgcmd.Job, p *supProc, 
 	if err == nil && started == nil {
 		// The supervisor of a job without a row reports it running, with
 		// its pid, or says why not: anything else is not bgcmd's.
-		err = r.failUnrecorded(ctx, job, fmt.Errorf("detached supervisor %s reported no pid", r.binary))
+		err = r.failUnrecorded(ctx, job, fmt.Errorf("detached supervisor %s reported no pid", p.exe))
 	}
 	if err != nil {
 		return r.readBack(ctx, job.ID, err) // on record as start_failed
@@ -348,6 +348,9 @@ func (r *Runner) failDetached(ctx context.Context, job *bgcmd.Job, err error) er
 // read end of its report pipe.
 type supProc struct {
 	pid int
+	// exe is the file it was started from (spawn.Proc.Path): the runner's
+	// binary, or bgcmd-supervisor beside it.
+	exe string
 	// start is the process's start time (processStart): with pid, what a
 	// job row names as its supervisor.
 	start int64
@@ -405,7 +408,7 @@ func adoptSupervisor(sp *spawn.Proc, om openMsg) *supProc {
 	// A supervisor that died at once fails the next write, or leaves its
 	// report pipe at end of file: the job's hand-over says which.
 	_ = sendLine(sp.Conn, &om)
-	return &supProc{pid: pid, start: processStart(pid), conn: sp.Conn, status: sp.Status, om: om,
+	return &supProc{pid: pid, exe: sp.Path, start: processStart(pid), conn: sp.Conn, status: sp.Status, om: om,
 		exited: exited}
 }
 
@@ -461,6 +464,9 @@ func (r *Runner) awaitStartup(ctx context.Context, job *bgcmd.Job, rr *reportRea
 	logText, _ := os.ReadFile(filepath.Join(r.jobDir(job.ID), "supervisor.log"))
 	output := relayable(strings.TrimSpace(string(logText)))
 	if !rr.hello {
+		if rr.exe != r.binary {
+			return nil, fail(fmt.Errorf("the supervisor binary %s ended without starting (it printed: %s): install the %s of bgcmd's own build beside it, or remove it", rr.exe, output, filepath.Base(rr.exe)))
+		}
 		return nil, fail(fmt.Errorf("the binary %s does not call runner.MaybeSupervise() at the top of main: add it, or set Options.Binary to the bgcmd binary (it printed: %s)", r.binary, output))
 	}
 	if handErr != nil {
@@ -472,7 +478,7 @@ func (r *Runner) awaitStartup(ctx context.Context, job *bgcmd.Job, rr *reportRea
 	} else if err != nil && !errors.Is(err, io.EOF) {
 		why = err.Error()
 	}
-	return nil, fail(fmt.Errorf("detached supervisor %s %s: %s", r.binary, why, output))
+	return nil, fail(fmt.Errorf("detached supervisor %s %s: %s", rr.exe, why, output))
 }
 
 // relayable returns text from another process (a supervisor's report or

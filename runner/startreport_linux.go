@@ -26,6 +26,8 @@ const handoffTaken = "taken"
 type reportReader struct {
 	f  *os.File
 	rd *bufio.Reader
+	// exe is the file the supervisor was started from, for errors.
+	exe string
 	// hello and taken say which of those lines have been read.
 	hello, taken bool
 	// line and err are a report read early (by tookJob), not yet returned.
@@ -34,10 +36,11 @@ type reportReader struct {
 	pending bool
 }
 
-// newReportReader reads f, for startupTimeout at most.
-func newReportReader(f *os.File) *reportReader {
+// newReportReader reads f, the report pipe of the supervisor started
+// from exe, for startupTimeout at most.
+func newReportReader(f *os.File, exe string) *reportReader {
 	_ = f.SetReadDeadline(time.Now().Add(startupTimeout))
-	return &reportReader{f: f, rd: bufio.NewReader(f)}
+	return &reportReader{f: f, rd: bufio.NewReader(f), exe: exe}
 }
 
 // next returns the next line that is neither the hello nor the taken line

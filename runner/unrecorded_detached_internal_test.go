@@ -61,7 +61,7 @@ func handOverUnrecorded(t *testing.T, argv []string, jobFollows bool) (*supProc,
 	job.SupervisorPID, job.SupervisorStart = p.pid, p.start
 	require.NoError(t, sendLine(p.conn, &spec{Home: home, DBPath: st.Path(), JobID: job.ID,
 		HostPID: p.pid, HostStart: p.start, Job: newSpecJob(job), Unrecorded: true}, cwd, logf))
-	rr := newReportReader(p.status)
+	rr := newReportReader(p.status, p.exe)
 	line, err := rr.report()
 	require.NoError(t, err)
 	require.True(t, rr.taken, "the supervisor said it took the job")

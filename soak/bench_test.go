@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"testing"
@@ -154,15 +155,19 @@ func awaitSettled(b *testing.B, st *jobstore.Store, ids []string) {
 }
 
 // supervisors returns the pids of the detached supervisors of h's binary
-// now running (a benchmark runs alone: they are its own).
+// (bgcmd-supervisor beside it, or the binary itself) now running (a
+// benchmark runs alone: they are its own).
 func (h *home) supervisors() []int {
-	bin, err := os.Stat(h.bin)
-	if err != nil {
-		h.t.Fatal(err)
+	var bins []os.FileInfo
+	for _, path := range []string{h.bin, filepath.Join(filepath.Dir(h.bin), "bgcmd-supervisor")} {
+		if fi, err := os.Stat(path); err == nil {
+			bins = append(bins, fi)
+		}
 	}
 	var pids []int
 	for _, pid := range testkit.Supervisors() {
-		if exe, err := os.Stat("/proc/" + strconv.Itoa(pid) + "/exe"); err == nil && os.SameFile(exe, bin) {
+		exe, err := os.Stat("/proc/" + strconv.Itoa(pid) + "/exe")
+		if err == nil && slices.ContainsFunc(bins, func(bin os.FileInfo) bool { return os.SameFile(exe, bin) }) {
 			pids = append(pids, pid)
 		}
 	}
@@ -181,13 +186,21 @@ func awaitGone(b *testing.B, pids []int) {
 
 // buildFloor builds testdata/clifloor as bgcmd is built (static, no cgo),
 // with the build tags tags (none when empty), into a temporary directory.
+// The linked floor's second program (tags "linked") is built beside it
+// with the tag linkedsup, as bgcmd-supervisor beside bgcmd.
 func buildFloor(b *testing.B, tags string) string {
 	b.Helper()
 	bin := filepath.Join(b.TempDir(), "clifloor"+tags)
-	cmd := exec.Command("go", "build", "-tags", tags, "-o", bin, "./testdata/clifloor")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("build the floor program: %v\n%s", err, out)
+	build := func(tags, out string) {
+		cmd := exec.Command("go", "build", "-tags", tags, "-o", out, "./testdata/clifloor")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("build the floor program: %v\n%s", err, out)
+		}
+	}
+	build(tags, bin)
+	if tags == "linked" {
+		build("linkedsup", bin+"-child")
 	}
 	return bin
 }

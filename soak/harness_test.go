@@ -30,9 +30,13 @@ var (
 	buildErr  error
 )
 
-// bgcmdBinary builds the real bgcmd binary once per test process (into a
-// temporary directory TestMain removes) and returns its path. With
-// BGCMD_SOAK_RACE=1 it is built with the race detector.
+// soakStamp is the build stamp of the suite's bgcmd and bgcmd-supervisor.
+const soakStamp = "soak"
+
+// bgcmdBinary builds the real bgcmd binary, and bgcmd-supervisor beside
+// it, once per test process (into a temporary directory TestMain removes)
+// and returns bgcmd's path. With BGCMD_SOAK_RACE=1 both are built with the
+// race detector.
 func bgcmdBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -41,9 +45,12 @@ func bgcmdBinary(t testing.TB) string {
 			return
 		}
 		buildBin = filepath.Join(buildDir, "bgcmd")
-		args := []string{"build", "-o", buildBin}
+		// With bgcmd-supervisor beside it, both of one build stamp, as
+		// make build builds them.
+		args := []string{"build", "-ldflags", testkit.StampFlag(soakStamp), "-o", buildBin}
+		race := os.Getenv("BGCMD_SOAK_RACE") == "1"
 		cgo := "CGO_ENABLED=0" // as make build: a static binary
-		if os.Getenv("BGCMD_SOAK_RACE") == "1" {
+		if race {
 			args = append(args, "-race")
 			cgo = "CGO_ENABLED=1" // the race detector needs cgo
 		}
@@ -53,7 +60,9 @@ func bgcmdBinary(t testing.TB) string {
 		out, err := build.CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+			return
 		}
+		buildErr = testkit.BuildSupervisor("go", buildDir, soakStamp, race)
 	})
 	if buildErr != nil {
 		t.Fatal(buildErr)

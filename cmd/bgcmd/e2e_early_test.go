@@ -151,7 +151,7 @@ func TestPrefaultIsInitialisedAmongTheFirst(t *testing.T) {
 		}
 	}
 	require.Greater(t, len(order), 60, "inittrace lists the packages with init work: %q", trace.String())
-	at := slices.Index(order, "github.com/bgcmd/bgcmd/cmd/bgcmd/internal/prefault")
+	at := slices.Index(order, "github.com/bgcmd/bgcmd/internal/prefault")
 	require.GreaterOrEqual(t, at, 0, "prefault is initialised: %v", order)
 	require.Less(t, at, 25, "prefault is initialised among the first packages, not after %v", order[:at])
 }

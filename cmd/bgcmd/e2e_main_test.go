@@ -20,8 +20,12 @@ import (
 	"github.com/bgcmd/bgcmd/internal/testkit"
 )
 
-// binary is the bgcmd built once for the end-to-end tests.
+// binary is the bgcmd built once for the end-to-end tests, with
+// bgcmd-supervisor beside it.
 var binary string
+
+// e2eStamp is the build stamp of binary and of its bgcmd-supervisor.
+const e2eStamp = "e2e"
 
 // TestMain builds the binary once; the tests run it as a user would. The
 // binary is built the way this test binary was: with the race detector when
@@ -36,7 +40,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "bgcmd")
-	args := []string{"build", "-o", binary}
+	// Both binaries, with the same build stamp, as make build makes them:
+	// every detached supervisor the tests start is bgcmd-supervisor.
+	args := []string{"build", "-ldflags", testkit.StampFlag(e2eStamp), "-o", binary}
 	if raceEnabled {
 		args = append(args, "-race")
 	}
@@ -48,7 +54,11 @@ func TestMain(m *testing.M) {
 	}
 	build := exec.Command(goTool(), append(args, ".")...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
+	err = build.Run()
+	if err == nil {
+		err = testkit.BuildSupervisor(goTool(), dir, e2eStamp, raceEnabled)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "build bgcmd:", err)
 		os.RemoveAll(dir)
 		os.Exit(1)
@@ -93,6 +103,8 @@ type home struct {
 	dir  string
 	root string
 	env  []string
+	// bin is the bgcmd this home runs: binary when empty.
+	bin string
 }
 
 // newHome makes a home whose policy (at the default <home>/policy.toml)
@@ -147,7 +159,11 @@ func (h *home) bgcmd(args ...string) result {
 // runIn runs bgcmd in dir with exactly env and waits for it.
 func (h *home) runIn(dir string, env, args []string) result {
 	h.t.Helper()
-	cmd := exec.Command(binary, args...)
+	bin := binary
+	if h.bin != "" {
+		bin = h.bin
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Dir, cmd.Env = dir, env
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

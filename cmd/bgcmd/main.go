@@ -13,7 +13,7 @@ import (
 
 	// Its init starts the supervisor of a `bgcmd run` among the first.
 	_ "github.com/bgcmd/bgcmd/cmd/bgcmd/internal/earlysup"
-	_ "github.com/bgcmd/bgcmd/cmd/bgcmd/internal/prefault"
+	_ "github.com/bgcmd/bgcmd/internal/prefault"
 	"github.com/bgcmd/bgcmd/internal/spawn"
 	"github.com/bgcmd/bgcmd/runner"
 )

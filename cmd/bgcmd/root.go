@@ -70,7 +70,9 @@ Exit codes: 0 success, 1 runtime error, 2 usage error, 3 refused by policy,
 	root.AddCommand(newVersionCmd(g))
 	root.AddCommand(newEventsCmd(g))
 	root.Version = readVersion().String()
-	root.SetVersionTemplate("bgcmd {{.Version}}\n")
+	// As `bgcmd version` prints it; the supervisor line is read only then.
+	cobra.AddTemplateFunc("supervisorLine", func() string { return readSupervisor().String() })
+	root.SetVersionTemplate("bgcmd {{.Version}}\n{{supervisorLine}}\n")
 	root.AddCommand(newUICmd(g))
 	return root
 }

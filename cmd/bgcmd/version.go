@@ -20,6 +20,9 @@ type versionInfo struct {
 	Time     string `json:"time,omitempty"`
 	Modified bool   `json:"modified,omitempty"`
 	Go       string `json:"go"`
+	// Supervisor is read by `bgcmd version` alone, not by every command
+	// that builds the version line.
+	Supervisor *supervisorInfo `json:"supervisor,omitempty"`
 }
 
 // readVersion reads the binary's build information.
@@ -71,14 +74,16 @@ func (v versionInfo) String() string {
 func newVersionCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print bgcmd's version and the commit it was built from",
+		Short: "Print bgcmd's version, the commit it was built from and its supervisor binary",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			v := readVersion()
+			sup := readSupervisor()
+			v.Supervisor = &sup
 			if g.json {
 				return writeJSON(cmd.OutOrStdout(), v)
 			}
-			_, err := fmt.Fprintln(cmd.OutOrStdout(), "bgcmd", v)
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "bgcmd %s\n%s\n", v, sup)
 			return err
 		},
 	}

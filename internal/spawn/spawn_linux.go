@@ -20,6 +20,9 @@ type Proc struct {
 	// PID is the supervisor's process id; this process is its parent
 	// until Wait has returned, so the id names it until then.
 	PID int
+	// Path is the file it was started from: bgcmd's supervisor binary
+	// (SupervisorPath), or the binary Start was given.
+	Path string
 	// Conn is the starting process's end of the hand-over socket,
 	// non-blocking: closing it ends a read that waits on it.
 	Conn *os.File
@@ -60,7 +63,8 @@ func Env() []string {
 	return env
 }
 
-// Start starts binary as a detached supervisor. logf, when not nil, is its
+// Start starts binary as a detached supervisor, from its supervisor binary
+// when it has one (SupervisorPath). logf, when not nil, is its
 // stdout and stderr from its first instruction; else they are the null
 // device. hold, when not nil, is given the supervisor's end of the
 // hand-over socket before this process closes its copy (tests keep one
@@ -100,7 +104,7 @@ func Start(binary string, logf *os.File, hold func(*os.File)) (*Proc, error) {
 	// once: a process start more before this one, on the path every `bgcmd
 	// run` waits for. A supervisor is this process's own child, so its pid
 	// names it until Wait.
-	pid, err := syscall.ForkExec(binary, []string{binary, Command}, &syscall.ProcAttr{
+	pid, path, err := forkExec(binary, &syscall.ProcAttr{
 		Dir: "/", Env: Env(),
 		// 3: the hand-over socket; 4: the report.
 		Files: []uintptr{stdin.Fd(), logf.Fd(), logf.Fd(), supConn.Fd(), statusW.Fd()},
@@ -112,7 +116,7 @@ func Start(binary string, logf *os.File, hold func(*os.File)) (*Proc, error) {
 	if hold != nil {
 		hold(supConn)
 	}
-	return &Proc{PID: pid, Conn: conn, Status: statusR}, nil
+	return &Proc{PID: pid, Path: path, Conn: conn, Status: statusR}, nil
 }
 
 // SocketPair returns the two ends of a unix stream socket, close-on-exec.

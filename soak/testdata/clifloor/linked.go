@@ -16,6 +16,7 @@ import (
 	_ "bufio"
 	_ "bytes"
 	_ "context"
+	_ "debug/buildinfo"
 	_ "encoding/csv"
 	_ "encoding/hex"
 	_ "encoding/json"

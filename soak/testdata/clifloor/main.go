@@ -5,7 +5,10 @@
 // starts a second process (itself re-executed, as bgcmd starts a detached
 // supervisor), which starts the command and reports on a pipe once it runs;
 // the first process prints the row's id and the second process's pid (which
-// outlives it until the command ends) and exits on that report.
+// outlives it until the command ends) and exits on that report. The second
+// process is the program named as this one with "-child" appended, when
+// there is one (the linked floor's, whose second program links what
+// bgcmd-supervisor links), else this one.
 //
 // Usage: clifloor DB ARGV... (the second process is clifloor -child ARGV...).
 package main
@@ -62,6 +65,11 @@ func run(path string, argv []string) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
+	}
+	// A second program beside this one, when there is one, as bgcmd starts
+	// its supervisor from bgcmd-supervisor.
+	if _, err := os.Stat(self + "-child"); err == nil {
+		self += "-child"
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
