@@ -22,10 +22,10 @@ const SupervisorName = "bgcmd-supervisor"
 const StampSymbol = "github.com/bgcmd/bgcmd/internal/spawn.buildStamp"
 
 // buildStamp names the build a binary comes from. `make build` sets it
-// (the linker's -X) to the same value in bgcmd and in bgcmd-supervisor:
-// the build ID of the supervisor's main package, which covers its code and
-// that of every package it imports. A binary built otherwise (go build, go
-// install) has none, and supervises with itself.
+// (the linker's -X) to the same value in bgcmd and in bgcmd-supervisor: a
+// digest of the build IDs of every package bgcmd-supervisor links, which
+// change with any of their sources and with the toolchain. A binary built
+// otherwise (go build, go install) has none, and supervises with itself.
 var buildStamp string
 
 // BuildStamp returns the build stamp of this binary ("" when it has none).
