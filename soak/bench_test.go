@@ -25,9 +25,10 @@ import (
 // beside a raw exec.Command("/bin/true").Run() and the floor program
 // (testdata/clifloor: the same processes and one durable insert in the same
 // SQLite regime, no bgcmd code), built plain and built linked (the same
-// program linking the packages bgcmd's main package imports, whose
-// initialisation then runs in both its processes: see
-// testdata/clifloor/linked.go). Each way runs in blocks of cliBlock, the
+// program, its first process linking the packages bgcmd's main package
+// imports and its second those bgcmd-supervisor's imports, whose
+// initialisation then runs as in bgcmd's two processes: see
+// testdata/clifloor/linked.go and linkedsup.go). Each way runs in blocks of cliBlock, the
 // ways in turn, so a noisy neighbour hits all alike; after a block the
 // processes it left behind (bgcmd's supervisors settling their jobs, the
 // floor's second processes) are waited out before the next way's block
