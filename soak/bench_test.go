@@ -17,6 +17,7 @@ import (
 
 	"github.com/bgcmd/bgcmd/internal/benchkit"
 	"github.com/bgcmd/bgcmd/internal/jobstore"
+	"github.com/bgcmd/bgcmd/internal/spawn"
 	"github.com/bgcmd/bgcmd/internal/testkit"
 )
 
@@ -160,7 +161,7 @@ func awaitSettled(b *testing.B, st *jobstore.Store, ids []string) {
 // benchmark runs alone: they are its own).
 func (h *home) supervisors() []int {
 	var bins []os.FileInfo
-	for _, path := range []string{h.bin, filepath.Join(filepath.Dir(h.bin), "bgcmd-supervisor")} {
+	for _, path := range []string{h.bin, filepath.Join(filepath.Dir(h.bin), spawn.SupervisorName)} {
 		if fi, err := os.Stat(path); err == nil {
 			bins = append(bins, fi)
 		}

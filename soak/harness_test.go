@@ -47,19 +47,8 @@ func bgcmdBinary(t testing.TB) string {
 		buildBin = filepath.Join(buildDir, "bgcmd")
 		// With bgcmd-supervisor beside it, both of one build stamp, as
 		// make build builds them.
-		args := []string{"build", "-ldflags", testkit.StampFlag(soakStamp), "-o", buildBin}
 		race := os.Getenv("BGCMD_SOAK_RACE") == "1"
-		cgo := "CGO_ENABLED=0" // as make build: a static binary
-		if race {
-			args = append(args, "-race")
-			cgo = "CGO_ENABLED=1" // the race detector needs cgo
-		}
-		args = append(args, "github.com/bgcmd/bgcmd/cmd/bgcmd")
-		build := exec.Command("go", args...)
-		build.Env = append(os.Environ(), cgo)
-		out, err := build.CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+		if buildErr = testkit.BuildStamped("go", "github.com/bgcmd/bgcmd/cmd/bgcmd", buildBin, soakStamp, race); buildErr != nil {
 			return
 		}
 		buildErr = testkit.BuildSupervisor("go", buildDir, soakStamp, race)

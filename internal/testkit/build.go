@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"github.com/bgcmd/bgcmd/internal/spawn"
 )
@@ -16,21 +17,30 @@ func StampFlag(stamp string) string {
 	return "-X " + spawn.StampSymbol + "=" + stamp
 }
 
-// BuildSupervisor builds bgcmd's supervisor binary into dir (as
-// bgcmd-supervisor) with build stamp stamp, by the go command goTool, with
-// the race detector when race is set. A bgcmd built into dir with the same
-// stamp starts its detached supervisors from it.
-func BuildSupervisor(goTool, dir, stamp string, race bool) error {
-	args := []string{"build", "-ldflags", StampFlag(stamp), "-o", filepath.Join(dir, "bgcmd-supervisor")}
+// BuildStamped builds the main package pkg into the file out with build
+// stamp stamp, by the go command goTool: static, as make build builds, or
+// with the race detector (and so cgo) when race is set.
+func BuildStamped(goTool, pkg, out, stamp string, race bool) error {
+	args := []string{"build", "-ldflags", StampFlag(stamp), "-o", out}
 	cgo := "CGO_ENABLED=0" // as make build: a static binary
 	if race {
 		args = append(args, "-race")
 		cgo = "CGO_ENABLED=1" // the race detector needs cgo
 	}
-	cmd := exec.Command(goTool, append(args, "github.com/bgcmd/bgcmd/cmd/bgcmd-supervisor")...)
+	args = append(args, pkg)
+	cmd := exec.Command(goTool, args...)
 	cmd.Env = append(os.Environ(), cgo)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("build bgcmd-supervisor: %v\n%s", err, out)
+		return fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return nil
+}
+
+// BuildSupervisor builds bgcmd's supervisor binary into dir (as
+// bgcmd-supervisor) with build stamp stamp, as BuildStamped does. A bgcmd
+// built into dir with the same stamp starts its detached supervisors from
+// it.
+func BuildSupervisor(goTool, dir, stamp string, race bool) error {
+	return BuildStamped(goTool, "github.com/bgcmd/bgcmd/cmd/bgcmd-supervisor",
+		filepath.Join(dir, spawn.SupervisorName), stamp, race)
 }
