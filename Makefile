@@ -9,6 +9,9 @@ all: build
 
 # bgcmd and, beside it, bgcmd-supervisor: the detached supervisor each
 # background command runs under, a binary that links only what it runs.
+# Its tag (SUP_TAGS, internal/spawn.SupervisorTag) leaves the PostgreSQL
+# driver and the migrations out of its store: bgcmd supervises PostgreSQL
+# stores with itself, and migrates a store before any supervisor opens it.
 # Both carry the same build stamp, a digest of the build IDs of every
 # package the supervisor links (so it changes with any of their sources and
 # with the toolchain); a bgcmd uses a bgcmd-supervisor of its own build
@@ -17,10 +20,12 @@ all: build
 # cgo and the dynamic loader), which every bgcmd run and every detached
 # supervisor start pays for before main.
 STAMP_VAR := github.com/bgcmd/bgcmd/internal/spawn.buildStamp
+SUP_TAGS  := bgcmd_supervisor
 build:
 	@mkdir -p $(dir $(BIN))
-	stamp=$$(CGO_ENABLED=0 $(GO) list -deps -export -f '{{.BuildID}}' ./cmd/bgcmd-supervisor | sha256sum | cut -c1-32) && \
-	CGO_ENABLED=0 $(GO) build -buildvcs=auto -ldflags "-X $(STAMP_VAR)=$$stamp" -o $(dir $(BIN)) ./cmd/bgcmd ./cmd/bgcmd-supervisor
+	stamp=$$(CGO_ENABLED=0 $(GO) list -tags $(SUP_TAGS) -deps -export -f '{{.BuildID}}' ./cmd/bgcmd-supervisor | sha256sum | cut -c1-32) && \
+	CGO_ENABLED=0 $(GO) build -buildvcs=auto -ldflags "-X $(STAMP_VAR)=$$stamp" -o $(dir $(BIN)) ./cmd/bgcmd && \
+	CGO_ENABLED=0 $(GO) build -buildvcs=auto -tags $(SUP_TAGS) -ldflags "-X $(STAMP_VAR)=$$stamp" -o $(dir $(BIN)) ./cmd/bgcmd-supervisor
 
 # The main job on an embedded default: a temporary home and policy, a command
 # in the background, its status and output, the history.

@@ -386,7 +386,7 @@ func spawnSupervisor(binary string, om openMsg, logf *os.File) (*supProc, error)
 	if h := heldPeers.Load(); h != nil {
 		hold = *h
 	}
-	sp, err := spawn.Start(binary, logf, hold)
+	sp, err := spawn.Start(binary, om.DB != "", logf, hold)
 	if err != nil {
 		return nil, err
 	}

@@ -347,7 +347,7 @@ func Prestart(binary string, opts jobstore.Options) (*Prestarted, error) {
 	}
 	om := openMsg{DBPath: path, DB: opts.DSN, Host: opts.Host,
 		HostID: opts.HostID, ShareArtifacts: opts.ShareArtifacts, JobFollows: true}
-	if sp := spawn.TakeEarly(binary); sp != nil {
+	if sp := spawn.TakeEarly(binary, om.DB != ""); sp != nil {
 		return &Prestarted{p: adoptSupervisor(sp, om)}, nil
 	}
 	p, err := spawnSupervisor(binary, om, nil)

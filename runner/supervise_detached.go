@@ -63,6 +63,12 @@ func Supervise(ctx context.Context) error {
 		statusF.Close()
 		return handoffEnded(err)
 	}
+	if err := jobstore.CanOpen(ds.om.DB); err != nil {
+		// Before it takes any job: its host may run it elsewhere.
+		fmt.Fprintln(statusF, "error: "+err.Error())
+		statusF.Close()
+		return err
+	}
 	if !ds.om.JobFollows {
 		ds.open(ctx) // a spare: its job may be long in coming
 	}

@@ -189,7 +189,8 @@ func awaitGone(b *testing.B, pids []int) {
 // buildFloor builds testdata/clifloor as bgcmd is built (static, no cgo),
 // with the build tags tags (none when empty), into a temporary directory.
 // The linked floor's second program (tags "linked") is built beside it
-// with the tag linkedsup, as bgcmd-supervisor beside bgcmd.
+// with the tag linkedsup and bgcmd-supervisor's own (spawn.SupervisorTag),
+// as bgcmd-supervisor beside bgcmd, so that it links the same packages.
 func buildFloor(b *testing.B, tags string) string {
 	b.Helper()
 	bin := filepath.Join(b.TempDir(), "clifloor"+tags)
@@ -202,7 +203,7 @@ func buildFloor(b *testing.B, tags string) string {
 	}
 	build(tags, bin)
 	if tags == "linked" {
-		build("linkedsup", bin+"-child")
+		build("linkedsup,"+spawn.SupervisorTag, bin+"-child")
 	}
 	return bin
 }

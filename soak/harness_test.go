@@ -48,7 +48,7 @@ func bgcmdBinary(t testing.TB) string {
 		// With bgcmd-supervisor beside it, both of one build stamp, as
 		// make build builds them.
 		race := os.Getenv("BGCMD_SOAK_RACE") == "1"
-		if buildErr = testkit.BuildStamped("go", "github.com/bgcmd/bgcmd/cmd/bgcmd", buildBin, soakStamp, race); buildErr != nil {
+		if buildErr = testkit.BuildStamped("go", "github.com/bgcmd/bgcmd/cmd/bgcmd", buildBin, soakStamp, "", race); buildErr != nil {
 			return
 		}
 		buildErr = testkit.BuildSupervisor("go", buildDir, soakStamp, race)

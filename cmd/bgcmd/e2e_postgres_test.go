@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -47,9 +49,30 @@ func TestE2EPostgresStoreByDSN(t *testing.T) {
 		require.NotContains(t, string(b), dsn, "the supervisor's %s", f)
 		require.NotContains(t, string(b), "bgcmd_test_", "the supervisor's %s", f)
 	}
+	// bgcmd-supervisor is built without PostgreSQL: bgcmd supervises a
+	// PostgreSQL store's jobs with itself.
+	exe, err := os.Readlink("/proc/" + strconv.Itoa(job.SupervisorPID) + "/exe")
+	require.NoError(t, err)
+	require.Equal(t, binary, exe, "the supervisor of a PostgreSQL store's job")
 	require.NoError(t, os.WriteFile(gate, nil, 0o600))
 	h.ok("wait", long)
 	require.Equal(t, "exited", h.status(long)["state"])
+
+	// So it does when --db, among run's own flags, names the store (the
+	// supervisor bgcmd starts while it initialises, before it parses them).
+	byFlag := *h
+	byFlag.env = slices.DeleteFunc(slices.Clone(h.env), func(e string) bool { return strings.HasPrefix(e, "BGCMD_DB=") })
+	gate = filepath.Join(h.root, "gate2")
+	long2 := strings.TrimSpace(byFlag.ok("run", "--db", dsn, "--", fixture(t, "wait-for-file.sh"), gate, "0"))
+	t.Cleanup(func() { h.bgcmd("kill", "--signal", "KILL", long2) })
+	require.NoError(t, json.Unmarshal([]byte(h.ok("--json", "status", long2)), &job))
+	exe, err = os.Readlink("/proc/" + strconv.Itoa(job.SupervisorPID) + "/exe")
+	require.NoError(t, err)
+	require.Equal(t, binary, exe, "the supervisor of a job run with --db")
+	require.NoError(t, os.WriteFile(gate, nil, 0o600))
+	h.ok("wait", long2)
+	require.Equal(t, "exited", h.status(long2)["state"])
+	require.NoFileExists(t, filepath.Join(h.dir, "bgcmd.db"))
 
 	// --db wins over BGCMD_DB; an empty home's SQLite file was never made.
 	other := testkit.PostgresDB(t)
@@ -59,7 +82,7 @@ func TestE2EPostgresStoreByDSN(t *testing.T) {
 	require.NotContains(t, out, long)
 	require.NoFileExists(t, filepath.Join(h.dir, "bgcmd.db"))
 
-	require.Equal(t, "state,n\nexited,2\n", h.ok("sql", "--csv", "SELECT state, COUNT(*) AS n FROM jobs GROUP BY state"))
+	require.Equal(t, "state,n\nexited,3\n", h.ok("sql", "--csv", "SELECT state, COUNT(*) AS n FROM jobs GROUP BY state"))
 	for _, q := range []string{"DELETE FROM jobs", "update jobs set state = 'killed'", "DROP VIEW refusal_log"} {
 		r := h.bgcmd("sql", q)
 		require.Equal(t, 2, r.code, q)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/jmoiron/sqlx"
@@ -82,6 +83,15 @@ func (d dialect) writerTx(ctx context.Context) context.Context {
 		return ctx
 	}
 	return withWriterTx(ctx)
+}
+
+// writerTxKey marks the context of a write transaction (Store.inTx): the
+// connection begins it already holding the store's write lock.
+type writerTxKey struct{}
+
+// withWriterTx returns ctx marked as a write transaction's.
+func withWriterTx(ctx context.Context) context.Context {
+	return context.WithValue(ctx, writerTxKey{}, true)
 }
 
 // lockWithBegin takes the write lock in BEGIN's round trip (false: in a
@@ -193,4 +203,38 @@ func (d dialect) vacuum(ctx context.Context, db *sqlx.DB) error {
 func IsPostgresDSN(dsn string) bool {
 	l := strings.ToLower(strings.TrimSpace(dsn))
 	return strings.HasPrefix(l, "postgres://") || strings.HasPrefix(l, "postgresql://")
+}
+
+// redactDSN is dsn as it may be printed: without its password.
+func redactDSN(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "(the PostgreSQL DSN given)"
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	q := u.Query()
+	if q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+// scrubPassword removes the password of dsn, as written in it, from msg (an
+// error that quotes a DSN it could not parse).
+func scrubPassword(msg, dsn string) string {
+	rest, ok := strings.CutPrefix(dsn, "postgres://")
+	if !ok {
+		rest, _ = strings.CutPrefix(dsn, "postgresql://")
+	}
+	userinfo, _, ok := strings.Cut(rest, "@")
+	if !ok {
+		return msg
+	}
+	if _, pw, ok := strings.Cut(userinfo, ":"); ok && pw != "" {
+		msg = strings.ReplaceAll(msg, pw, "xxxxx")
+	}
+	return msg
 }

@@ -19,6 +19,13 @@
 // (notify_postgres.go: WatchEvents, WatchKill) wakes the waiters of this
 // process, which then read the rows.
 //
+// Built with the tag bgcmd_supervisor, as the supervisor binary
+// (cmd/bgcmd-supervisor) is, the package leaves out the PostgreSQL driver
+// (open_postgres.go, pgconn.go, listen_pgx.go) and the migrations
+// (migrate.go, goose), whose packages every supervisor would otherwise
+// initialise at its start: it then opens SQLite stores at its own schema
+// version only (supervisor_build.go), and CanOpen says which.
+//
 // sql.ErrNoRows becomes bgcmd.ErrNotFound; a transition that finds the job
 // in another state returns an error wrapping bgcmd.ErrInvalidTransition.
 package jobstore

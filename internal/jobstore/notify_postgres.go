@@ -4,8 +4,6 @@ import (
 	"context"
 	"sync"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // The PostgreSQL channels the store's triggers notify (migration 00014):
@@ -32,24 +30,26 @@ var listenBackoff = [2]time.Duration{50 * time.Millisecond, 5 * time.Second}
 // what they hold. On every (re)connect every subscriber is woken, so what
 // was committed while no one listened is read then.
 type notices struct {
-	cfg *pgx.ConnConfig
+	// connect opens a listening connection subscribed to both channels
+	// (listen_pgx.go).
+	connect func(ctx context.Context) (listenConn, error)
 
-	mu      sync.Mutex
-	started bool
-	closed  bool
-	cancel  context.CancelFunc
-	done    chan struct{}
-	events  map[chan struct{}]struct{}
-	kills   map[string]map[chan struct{}]struct{} // by job id
-	connect int                                   // successful connects so far
+	mu       sync.Mutex
+	started  bool
+	closed   bool
+	cancel   context.CancelFunc
+	done     chan struct{}
+	events   map[chan struct{}]struct{}
+	kills    map[string]map[chan struct{}]struct{} // by job id
+	connects int                                   // successful connects so far
 }
 
-func newNotices(cfg *pgx.ConnConfig) *notices {
-	cfg = cfg.Copy()
-	cfg.RuntimeParams["application_name"] = ListenerApplicationName
-	delete(cfg.RuntimeParams, "default_transaction_read_only")
-	return &notices{cfg: cfg, events: map[chan struct{}]struct{}{},
-		kills: map[string]map[chan struct{}]struct{}{}}
+// listenConn is one listening connection, subscribed to both channels.
+type listenConn interface {
+	// next waits for the next notice: its channel and payload.
+	next(ctx context.Context) (channel, payload string, err error)
+	// close ends the connection.
+	close()
 }
 
 // WatchEvents returns a channel that receives a wake whenever a job
@@ -100,7 +100,7 @@ func (s *Store) ListenerConnects() int {
 	}
 	s.notices.mu.Lock()
 	defer s.notices.mu.Unlock()
-	return s.notices.connect
+	return s.notices.connects
 }
 
 // subscribe registers a new wake channel with add (under the lock),
@@ -152,9 +152,7 @@ func (n *notices) listen(ctx context.Context) {
 			wait = listenBackoff[0]
 			n.wakeAll()
 			n.receive(ctx, conn)
-			closeCtx, cancel := context.WithTimeout(context.Background(), time.Second)
-			_ = conn.Close(closeCtx)
-			cancel()
+			conn.close()
 			continue
 		}
 		select {
@@ -166,37 +164,33 @@ func (n *notices) listen(ctx context.Context) {
 }
 
 // dial connects and subscribes to both channels.
-func (n *notices) dial(ctx context.Context) (*pgx.Conn, error) {
-	conn, err := pgx.ConnectConfig(ctx, n.cfg)
+func (n *notices) dial(ctx context.Context) (listenConn, error) {
+	conn, err := n.connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := conn.Exec(ctx, "LISTEN "+eventsChannel+"; LISTEN "+killChannel); err != nil {
-		_ = conn.Close(context.WithoutCancel(ctx))
-		return nil, err
-	}
 	n.mu.Lock()
-	n.connect++
+	n.connects++
 	n.mu.Unlock()
 	return conn, nil
 }
 
 // receive hands each notice to its subscribers until the connection fails
 // or ctx ends.
-func (n *notices) receive(ctx context.Context, conn *pgx.Conn) {
+func (n *notices) receive(ctx context.Context, conn listenConn) {
 	for {
-		msg, err := conn.WaitForNotification(ctx)
+		channel, payload, err := conn.next(ctx)
 		if err != nil {
 			return
 		}
 		n.mu.Lock()
-		switch msg.Channel {
+		switch channel {
 		case eventsChannel:
 			for c := range n.events {
 				poke(c)
 			}
 		case killChannel:
-			for c := range n.kills[msg.Payload] {
+			for c := range n.kills[payload] {
 				poke(c)
 			}
 		}

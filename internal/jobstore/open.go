@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/pressly/goose/v3"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"github.com/bgcmd/bgcmd/internal/flock"
@@ -329,44 +328,11 @@ func latestVersion(d dialect) int64 {
 		}
 	}
 	if !d.postgres {
-		for _, m := range goMigrations() {
-			latest = max(latest, m.Version)
+		for _, v := range migrations.GoVersions {
+			latest = max(latest, v)
 		}
 	}
 	return latest
-}
-
-func migrate(ctx context.Context, db *sqlx.DB, path string) error {
-	p, err := goose.NewProvider(goose.DialectSQLite3, db.DB, migrations.FS,
-		goose.WithDisableGlobalRegistry(true), goose.WithGoMigrations(goMigrations()...))
-	if err != nil {
-		return fmt.Errorf("open store %s: load migrations: %w", path, err)
-	}
-	if _, err := p.GetDBVersion(ctx); err != nil {
-		return describeOpenError(path, err)
-	}
-	return runMigrations(ctx, p, path)
-}
-
-// runMigrations applies p's pending migrations; name is the store in
-// messages. A database migrated by a newer bgcmd is refused untouched.
-func runMigrations(ctx context.Context, p *goose.Provider, name string) error {
-	current, err := p.GetDBVersion(ctx)
-	if err != nil {
-		return fmt.Errorf("open store %s: read the schema version: %w", name, err)
-	}
-	sources := p.ListSources()
-	known := sources[len(sources)-1].Version
-	if current > known {
-		return fmt.Errorf("open store %s: schema version %d is newer than this bgcmd knows (%d): upgrade bgcmd, or use another --home", name, current, known)
-	}
-	if current == known {
-		return nil
-	}
-	if _, err := p.Up(ctx); err != nil {
-		return fmt.Errorf("open store %s: migrate: %w", name, err)
-	}
-	return nil
 }
 
 // Close closes the database connections.

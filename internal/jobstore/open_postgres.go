@@ -1,3 +1,5 @@
+//go:build !bgcmd_supervisor
+
 package jobstore
 
 import (
@@ -7,10 +9,8 @@ import (
 	"fmt"
 	"github.com/bgcmd/bgcmd/internal/hostid"
 	"io/fs"
-	"net/url"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -21,6 +21,11 @@ import (
 
 	"github.com/bgcmd/bgcmd/migrations"
 )
+
+// CanOpen says whether this build opens the store the DSN dsn names (""
+// for SQLite): this one opens both kinds (the supervisor binary's, built
+// with the tag bgcmd_supervisor, only SQLite ones).
+func CanOpen(dsn string) error { return nil }
 
 // openPostgres opens the store on the PostgreSQL database opts.DSN names,
 // migrating it (under goose's PostgreSQL advisory session lock, so that
@@ -120,40 +125,6 @@ func migratePostgres(ctx context.Context, cfg *pgx.ConnConfig, name string) erro
 		return fmt.Errorf("open store %s: load migrations: %w", name, err)
 	}
 	return runMigrations(ctx, p, name)
-}
-
-// redactDSN is dsn as it may be printed: without its password.
-func redactDSN(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return "(the PostgreSQL DSN given)"
-	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	q := u.Query()
-	if q.Has("password") {
-		q.Set("password", "xxxxx")
-		u.RawQuery = q.Encode()
-	}
-	return u.String()
-}
-
-// scrubPassword removes the password of dsn, as written in it, from msg (an
-// error that quotes a DSN it could not parse).
-func scrubPassword(msg, dsn string) string {
-	rest, ok := strings.CutPrefix(dsn, "postgres://")
-	if !ok {
-		rest, _ = strings.CutPrefix(dsn, "postgresql://")
-	}
-	userinfo, _, ok := strings.Cut(rest, "@")
-	if !ok {
-		return msg
-	}
-	if _, pw, ok := strings.Cut(userinfo, ":"); ok && pw != "" {
-		msg = strings.ReplaceAll(msg, pw, "xxxxx")
-	}
-	return msg
 }
 
 // describePostgresOpenError names the database and says how to recover

@@ -1,14 +1,18 @@
+//go:build !bgcmd_supervisor
+
 package jobstore
 
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/jmoiron/sqlx"
 )
@@ -30,15 +34,6 @@ func (c pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
 
 // pgConn is one pgx connection speaking the store's SQL.
 type pgConn struct{ passConn }
-
-// rawSQLKey marks a context whose statements are run exactly as given
-// (ad-hoc queries, where "?" is a jsonb operator).
-type rawSQLKey struct{}
-
-// withRawSQL returns ctx marked so that pgConn runs its SQL unchanged.
-func withRawSQL(ctx context.Context) context.Context {
-	return context.WithValue(ctx, rawSQLKey{}, true)
-}
 
 // indexedBy matches a SQLite index hint.
 var indexedBy = regexp.MustCompile(`(?i)\s+INDEXED\s+BY\s+\w+`)
@@ -104,15 +99,6 @@ func (c *pgConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx,
 	return &pgWriteTx{conn: pc.Conn()}, nil
 }
 
-// writerTxKey marks the context of a write transaction (Store.inTx): the
-// connection begins it already holding the store's write lock.
-type writerTxKey struct{}
-
-// withWriterTx returns ctx marked as a write transaction's.
-func withWriterTx(ctx context.Context) context.Context {
-	return context.WithValue(ctx, writerTxKey{}, true)
-}
-
 // lockedBegin begins a transaction and takes the store's write lock
 // (dialect.lockWriter says what it serialises).
 var lockedBegin = "BEGIN; SELECT pg_advisory_xact_lock(" + strconv.FormatInt(writerLockKey, 10) + ")"
@@ -158,4 +144,13 @@ func (c *pgConn) CheckNamedValue(nv *driver.NamedValue) error {
 		return ch.CheckNamedValue(nv)
 	}
 	return nil
+}
+
+// pgCode is the SQLSTATE of the PostgreSQL error in err's chain, or "".
+func pgCode(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
 }

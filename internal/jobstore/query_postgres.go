@@ -4,11 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
-	"errors"
 	"fmt"
 	"time"
-
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // The PostgreSQL error codes (SQLSTATE) the store tells apart.
@@ -18,13 +15,13 @@ const (
 	pgLockNotAvailable    = "55P03"
 )
 
-// pgCode is the SQLSTATE of the PostgreSQL error in err's chain, or "".
-func pgCode(err error) string {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		return pe.Code
-	}
-	return ""
+// rawSQLKey marks a context whose statements are run exactly as given
+// (ad-hoc queries, where "?" is a jsonb operator).
+type rawSQLKey struct{}
+
+// withRawSQL returns ctx marked so that pgConn runs its SQL unchanged.
+func withRawSQL(ctx context.Context) context.Context {
+	return context.WithValue(ctx, rawSQLKey{}, true)
 }
 
 // queryPostgres is Query on PostgreSQL. The store's sessions are already

@@ -17,6 +17,13 @@ import (
 // waits for a supervisor's start-up.
 const SupervisorName = "bgcmd-supervisor"
 
+// SupervisorTag is the build tag bgcmd-supervisor is built with (make
+// build): the store it links then leaves out the PostgreSQL driver and the
+// migrations, which it never runs (internal/jobstore's
+// supervisor_build.go), so it links 160 packages rather than 262. bgcmd
+// starts the supervisors of a PostgreSQL store from its own binary.
+const SupervisorTag = "bgcmd_supervisor"
+
 // StampSymbol is the variable the linker's -X sets to a binary's build
 // stamp.
 const StampSymbol = "github.com/bgcmd/bgcmd/internal/spawn.buildStamp"
@@ -53,9 +60,11 @@ func SupervisorPath(binary string) string {
 // forkExec starts binary as a supervisor with attr: from its supervisor
 // binary when it has one (SupervisorPath), which is told this build's stamp
 // and binary (see HandBackIfStale); else, or when that cannot be started,
-// from binary itself.
-func forkExec(binary string, attr *syscall.ProcAttr) (pid int, path string, err error) {
-	if lean := SupervisorPath(binary); lean != "" {
+// or when the supervisor will open a PostgreSQL store (postgres), which
+// the supervisor binary is built without (SupervisorTag), from binary
+// itself.
+func forkExec(binary string, postgres bool, attr *syscall.ProcAttr) (pid int, path string, err error) {
+	if lean := SupervisorPath(binary); lean != "" && !postgres {
 		pid, err := syscall.ForkExec(lean, []string{lean, Command, buildStamp, binary}, attr)
 		if err == nil {
 			return pid, lean, nil

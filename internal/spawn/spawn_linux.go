@@ -64,12 +64,14 @@ func Env() []string {
 }
 
 // Start starts binary as a detached supervisor, from its supervisor binary
-// when it has one (SupervisorPath). logf, when not nil, is its
+// when it has one (SupervisorPath) and the supervisor will not open a
+// PostgreSQL store (postgres: the supervisor binary has no PostgreSQL
+// driver; binary itself supervises those). logf, when not nil, is its
 // stdout and stderr from its first instruction; else they are the null
 // device. hold, when not nil, is given the supervisor's end of the
 // hand-over socket before this process closes its copy (tests keep one
 // open, as a fork of this process running meanwhile does until it execs).
-func Start(binary string, logf *os.File, hold func(*os.File)) (*Proc, error) {
+func Start(binary string, postgres bool, logf *os.File, hold func(*os.File)) (*Proc, error) {
 	conn, supConn, err := SocketPair()
 	if err != nil {
 		return nil, fmt.Errorf("start supervisor: %w", err)
@@ -104,7 +106,7 @@ func Start(binary string, logf *os.File, hold func(*os.File)) (*Proc, error) {
 	// once: a process start more before this one, on the path every `bgcmd
 	// run` waits for. A supervisor is this process's own child, so its pid
 	// names it until Wait.
-	pid, path, err := forkExec(binary, &syscall.ProcAttr{
+	pid, path, err := forkExec(binary, postgres, &syscall.ProcAttr{
 		Dir: "/", Env: Env(),
 		// 3: the hand-over socket; 4: the report.
 		Files: []uintptr{stdin.Fd(), logf.Fd(), logf.Fd(), supConn.Fd(), statusW.Fd()},
@@ -149,12 +151,14 @@ var early struct {
 // holds no job and no environment until it is handed one, and exits when
 // this process ends without handing it one. An error leaves nothing
 // started; the runner then starts its supervisor as it would without.
-func StartEarly() {
+// postgres says the run's store is likely a PostgreSQL one (a --db flag
+// or $BGCMD_DB): see Start.
+func StartEarly(postgres bool) {
 	bin, err := os.Executable()
 	if err != nil {
 		return
 	}
-	p, err := Start(bin, nil, nil)
+	p, err := Start(bin, postgres, nil, nil)
 	if err != nil {
 		return
 	}
@@ -164,14 +168,15 @@ func StartEarly() {
 }
 
 // TakeEarly returns the supervisor StartEarly started, once, when it runs
-// binary; else nil (one of another binary is let go: the caller starts
-// its own).
-func TakeEarly(binary string) *Proc {
+// binary and can open the store (postgres: a PostgreSQL one, which only
+// binary itself can, not its supervisor binary); else nil (one that
+// cannot is let go: the caller starts its own).
+func TakeEarly(binary string, postgres bool) *Proc {
 	early.Lock()
 	defer early.Unlock()
 	p := early.p
 	early.p = nil
-	if p != nil && early.binary != binary {
+	if p != nil && (early.binary != binary || postgres && p.Path != binary) {
 		p.Close()
 		return nil
 	}

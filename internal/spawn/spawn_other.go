@@ -3,7 +3,7 @@
 package spawn
 
 // StartEarly does nothing here: detached supervisors are for Linux.
-func StartEarly() {}
+func StartEarly(postgres bool) {}
 
 // DiscardEarly does nothing here.
 func DiscardEarly() {}

@@ -85,7 +85,7 @@ func TestStartGivesTheSupervisorNothingElse(t *testing.T) {
 			require.NoError(t, err)
 			want = logf.Name()
 		}
-		p, err := spawn.Start(exe, logf, nil)
+		p, err := spawn.Start(exe, false, logf, nil)
 		require.NoError(t, err)
 		got := probeReport(t, p)
 		p.Close()
@@ -126,23 +126,33 @@ func TestStartGivesTheSupervisorNothingElse(t *testing.T) {
 func TestTakeEarlyIsOnceAndForItsBinary(t *testing.T) {
 	exe, err := os.Executable()
 	require.NoError(t, err)
-	require.Nil(t, spawn.TakeEarly(exe), "none started yet")
+	require.Nil(t, spawn.TakeEarly(exe, false), "none started yet")
 
-	spawn.StartEarly()
-	require.Nil(t, spawn.TakeEarly(exe+".other"), "not for another binary")
-	require.Nil(t, spawn.TakeEarly(exe), "the one of another binary's request was let go")
+	spawn.StartEarly(false)
+	require.Nil(t, spawn.TakeEarly(exe+".other", false), "not for another binary")
+	require.Nil(t, spawn.TakeEarly(exe, false), "the one of another binary's request was let go")
 
-	spawn.StartEarly()
-	p := spawn.TakeEarly(exe)
+	spawn.StartEarly(false)
+	p := spawn.TakeEarly(exe, false)
 	require.NotNil(t, p)
-	require.Nil(t, spawn.TakeEarly(exe), "taken once")
+	require.Nil(t, spawn.TakeEarly(exe, false), "taken once")
 	got := probeReport(t, p)
 	require.Equal(t, []string{"/"}, got["cwd"])
 	p.Close()
 	_, _, err = p.Wait()
 	require.NoError(t, err)
 
-	spawn.StartEarly()
+	// This test binary has no build stamp, so its supervisors run it
+	// itself, which opens PostgreSQL stores too.
+	spawn.StartEarly(false)
+	p = spawn.TakeEarly(exe, true)
+	require.NotNil(t, p, "the binary itself serves a PostgreSQL store")
+	require.Equal(t, exe, p.Path)
+	p.Close()
+	_, _, err = p.Wait()
+	require.NoError(t, err)
+
+	spawn.StartEarly(false)
 	spawn.DiscardEarly()
-	require.Nil(t, spawn.TakeEarly(exe), "discarded")
+	require.Nil(t, spawn.TakeEarly(exe, false), "discarded")
 }

@@ -18,10 +18,14 @@ func StampFlag(stamp string) string {
 }
 
 // BuildStamped builds the main package pkg into the file out with build
-// stamp stamp, by the go command goTool: static, as make build builds, or
-// with the race detector (and so cgo) when race is set.
-func BuildStamped(goTool, pkg, out, stamp string, race bool) error {
+// stamp stamp and the build tags tags (none when empty), by the go command
+// goTool: static, as make build builds, or with the race detector (and so
+// cgo) when race is set.
+func BuildStamped(goTool, pkg, out, stamp, tags string, race bool) error {
 	args := []string{"build", "-ldflags", StampFlag(stamp), "-o", out}
+	if tags != "" {
+		args = append(args, "-tags", tags)
+	}
 	cgo := "CGO_ENABLED=0" // as make build: a static binary
 	if race {
 		args = append(args, "-race")
@@ -37,10 +41,10 @@ func BuildStamped(goTool, pkg, out, stamp string, race bool) error {
 }
 
 // BuildSupervisor builds bgcmd's supervisor binary into dir (as
-// bgcmd-supervisor) with build stamp stamp, as BuildStamped does. A bgcmd
-// built into dir with the same stamp starts its detached supervisors from
-// it.
+// bgcmd-supervisor) with build stamp stamp, as BuildStamped does, with the
+// tag make build gives it (spawn.SupervisorTag). A bgcmd built into dir
+// with the same stamp starts its detached supervisors from it.
 func BuildSupervisor(goTool, dir, stamp string, race bool) error {
 	return BuildStamped(goTool, "github.com/bgcmd/bgcmd/cmd/bgcmd-supervisor",
-		filepath.Join(dir, spawn.SupervisorName), stamp, race)
+		filepath.Join(dir, spawn.SupervisorName), stamp, spawn.SupervisorTag, race)
 }

@@ -15,14 +15,32 @@ package earlysup
 
 import (
 	"os"
+	"strings"
 
 	"github.com/bgcmd/bgcmd/internal/spawn"
 )
 
 func init() {
 	if wantsSupervisor(os.Args[1:]) {
-		spawn.StartEarly()
+		spawn.StartEarly(os.Getenv("BGCMD_DB") != "" || namesDB(os.Args[2:]))
 	}
+}
+
+// namesDB says whether run's own flags (args, the command line after
+// `run`, up to the command's argv) give --db: the store is then likely a
+// PostgreSQL one, whose supervisor is bgcmd itself (spawn.Start). A guess
+// either way costs only time: the runner lets go a supervisor that cannot
+// open the store it gets (spawn.TakeEarly).
+func namesDB(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == "--db" || strings.HasPrefix(a, "--db=") {
+			return true
+		}
+	}
+	return false
 }
 
 // wantsSupervisor says whether args (the command line without the binary)

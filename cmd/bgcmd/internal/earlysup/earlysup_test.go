@@ -26,3 +26,11 @@ func TestWantsSupervisorOnlyForARunThatMayStartOne(t *testing.T) {
 		require.Equal(t, tc.want, wantsSupervisor(tc.args), "%q", tc.args)
 	}
 }
+
+func TestNamesDBOnlyAmongRunsOwnFlags(t *testing.T) {
+	require.True(t, namesDB([]string{"--db", "postgres://h/db", "--", "/usr/bin/make"}))
+	require.True(t, namesDB([]string{"--timeout", "5m", "--db=postgres://h/db", "/usr/bin/make"}))
+	require.False(t, namesDB([]string{"--", "/usr/bin/env", "--db"}), "the command's own argument")
+	require.False(t, namesDB([]string{"--dbx", "/usr/bin/make"}))
+	require.False(t, namesDB(nil))
+}

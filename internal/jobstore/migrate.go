@@ -1,3 +1,5 @@
+//go:build !bgcmd_supervisor
+
 package jobstore
 
 import (
@@ -5,6 +7,7 @@ import (
 	"database/sql"
 	"fmt"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/pressly/goose/v3"
 
 	"github.com/bgcmd/bgcmd/migrations"
@@ -15,6 +18,41 @@ import (
 // migrations that add the chain's columns (00008_chain.sql) and rebuild the
 // jobs table for the queue (00009_queue.sql).
 var chainBackfillVersion = migrations.GoVersions[0]
+
+// migrate brings the SQLite database db (the store at path) to the newest
+// migration.
+func migrate(ctx context.Context, db *sqlx.DB, path string) error {
+	p, err := goose.NewProvider(goose.DialectSQLite3, db.DB, migrations.FS,
+		goose.WithDisableGlobalRegistry(true), goose.WithGoMigrations(goMigrations()...))
+	if err != nil {
+		return fmt.Errorf("open store %s: load migrations: %w", path, err)
+	}
+	if _, err := p.GetDBVersion(ctx); err != nil {
+		return describeOpenError(path, err)
+	}
+	return runMigrations(ctx, p, path)
+}
+
+// runMigrations applies p's pending migrations; name is the store in
+// messages. A database migrated by a newer bgcmd is refused untouched.
+func runMigrations(ctx context.Context, p *goose.Provider, name string) error {
+	current, err := p.GetDBVersion(ctx)
+	if err != nil {
+		return fmt.Errorf("open store %s: read the schema version: %w", name, err)
+	}
+	sources := p.ListSources()
+	known := sources[len(sources)-1].Version
+	if current > known {
+		return fmt.Errorf("open store %s: schema version %d is newer than this bgcmd knows (%d): upgrade bgcmd, or use another --home", name, current, known)
+	}
+	if current == known {
+		return nil
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("open store %s: migrate: %w", name, err)
+	}
+	return nil
+}
 
 // goMigrations are the migrations written in Go, registered with the goose
 // provider beside the embedded SQL ones.
