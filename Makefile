@@ -9,17 +9,17 @@ all: build
 
 # bgcmd and, beside it, bgcmd-supervisor: the detached supervisor each
 # background command runs under, a binary that links only what it runs.
-# Its tag (SUP_TAGS, internal/spawn.SupervisorTag) leaves the PostgreSQL
+# Its tag (SUP_TAGS, internal/launch.SupervisorTag) leaves the PostgreSQL
 # driver and the migrations out of its store: bgcmd supervises PostgreSQL
 # stores with itself, and migrates a store before any supervisor opens it.
 # Both carry the same build stamp, a digest of the build IDs of every
 # package the supervisor links (so it changes with any of their sources and
 # with the toolchain); a bgcmd uses a bgcmd-supervisor of its own build
-# only, and supervises with itself otherwise (see internal/spawn).
+# only, and supervises with itself otherwise (see internal/launch).
 # CGO_ENABLED=0: static binaries (the net package would otherwise pull in
 # cgo and the dynamic loader), which every bgcmd run and every detached
 # supervisor start pays for before main.
-STAMP_VAR := github.com/bgcmd/bgcmd/internal/spawn.buildStamp
+STAMP_VAR := github.com/bgcmd/bgcmd/internal/launch.buildStamp
 SUP_TAGS  := bgcmd_supervisor
 build:
 	@mkdir -p $(dir $(BIN))

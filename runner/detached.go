@@ -19,12 +19,13 @@ import (
 
 	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/internal/jobstore"
+	"github.com/bgcmd/bgcmd/internal/launch"
 	"github.com/bgcmd/bgcmd/internal/spawn"
 )
 
 // SuperviseCommand is the hidden first argument with which the bgcmd binary
 // is re-executed as a detached supervisor.
-const SuperviseCommand = spawn.Command
+const SuperviseCommand = launch.Command
 
 // supervisorHello is the first line a detached supervisor writes on its
 // report pipe, before anything else. A binary that does not call
@@ -382,7 +383,7 @@ func (r *Runner) openMsg() openMsg {
 // and sends it the store to open. logf, when not nil, is its stdout and
 // stderr from the start.
 func spawnSupervisor(binary string, om openMsg, logf *os.File) (*supProc, error) {
-	var hold func(*os.File)
+	var hold func(int)
 	if h := heldPeers.Load(); h != nil {
 		hold = *h
 	}
@@ -415,7 +416,7 @@ func adoptSupervisor(sp *spawn.Proc, om openMsg) *supProc {
 // heldPeers, when set (by tests), is given each new supervisor's end of
 // its hand-over socket before this process closes it, to keep a copy open
 // as a fork of this process running at the same time does until it execs.
-var heldPeers atomic.Pointer[func(*os.File)]
+var heldPeers atomic.Pointer[func(int)]
 
 // supervisorExited, when set (by tests and benchmarks), is given each
 // supervisor this host reaped with its rusage, which holds the

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"os"
 	"sync"
 	"syscall"
 	"testing"
@@ -54,8 +53,8 @@ func LastSpawnedSparePID(r *Runner) int {
 func HoldSupervisorPeers(t testing.TB) {
 	var mu sync.Mutex
 	var held []int
-	hold := func(f *os.File) {
-		fd, err := unix.Dup(int(f.Fd()))
+	hold := func(peer int) {
+		fd, err := unix.Dup(peer)
 		if err != nil {
 			t.Errorf("hold a supervisor's socket: %v", err)
 			return

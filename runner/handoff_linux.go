@@ -332,7 +332,7 @@ type Prestarted struct{ p *supProc }
 // store with; Host and HostID must be set. The supervisor holds no job and
 // no environment until it is handed one; Close lets it exit when no runner
 // takes it. When this process started one of binary earlier still (bgcmd's
-// main does, while it initialises: internal/spawn.StartEarly), that one is
+// main does, while it initialises: internal/launch.StartEarly), that one is
 // sent the store and used.
 func Prestart(binary string, opts jobstore.Options) (*Prestarted, error) {
 	if opts.Host == "" || opts.HostID == "" {

@@ -17,9 +17,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bgcmd/bgcmd/internal/launch"
 	"golang.org/x/sys/unix"
-
-	"github.com/bgcmd/bgcmd/internal/spawn"
 )
 
 // ReapCommand is the hidden first argument with which the runner's Binary
@@ -136,7 +135,7 @@ func (p *reaperPool) spawn(binary string) (*reaperProc, error) {
 	}
 	conn := c.(*net.UnixConn)
 	cmd := &exec.Cmd{
-		Path: binary, Args: []string{binary, ReapCommand}, Env: spawn.Env(), Dir: "/",
+		Path: binary, Args: []string{binary, ReapCommand}, Env: launch.Env(), Dir: "/",
 		ExtraFiles:  []*os.File{reaperF},
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
 	}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/bgcmd/bgcmd/internal/benchkit"
 	"github.com/bgcmd/bgcmd/internal/jobstore"
-	"github.com/bgcmd/bgcmd/internal/spawn"
+	"github.com/bgcmd/bgcmd/internal/launch"
 	"github.com/bgcmd/bgcmd/internal/testkit"
 )
 
@@ -161,7 +161,7 @@ func awaitSettled(b *testing.B, st *jobstore.Store, ids []string) {
 // benchmark runs alone: they are its own).
 func (h *home) supervisors() []int {
 	var bins []os.FileInfo
-	for _, path := range []string{h.bin, filepath.Join(filepath.Dir(h.bin), spawn.SupervisorName)} {
+	for _, path := range []string{h.bin, filepath.Join(filepath.Dir(h.bin), launch.SupervisorName)} {
 		if fi, err := os.Stat(path); err == nil {
 			bins = append(bins, fi)
 		}
@@ -189,7 +189,7 @@ func awaitGone(b *testing.B, pids []int) {
 // buildFloor builds testdata/clifloor as bgcmd is built (static, no cgo),
 // with the build tags tags (none when empty), into a temporary directory.
 // The linked floor's second program (tags "linked") is built beside it
-// with the tag linkedsup and bgcmd-supervisor's own (spawn.SupervisorTag),
+// with the tag linkedsup and bgcmd-supervisor's own (launch.SupervisorTag),
 // as bgcmd-supervisor beside bgcmd, so that it links the same packages.
 func buildFloor(b *testing.B, tags string) string {
 	b.Helper()
@@ -203,7 +203,7 @@ func buildFloor(b *testing.B, tags string) string {
 	}
 	build(tags, bin)
 	if tags == "linked" {
-		build("linkedsup,"+spawn.SupervisorTag, bin+"-child")
+		build("linkedsup,"+launch.SupervisorTag, bin+"-child")
 	}
 	return bin
 }

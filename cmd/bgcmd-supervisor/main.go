@@ -4,7 +4,7 @@
 // the store but not the CLI, the MCP server or the web view, so it starts
 // faster than bgcmd would: every `bgcmd run` waits for that start. `make
 // build` builds it with bgcmd, both stamped with the same build, and with
-// the tag bgcmd_supervisor (spawn.SupervisorTag), which leaves the
+// the tag bgcmd_supervisor (launch.SupervisorTag), which leaves the
 // PostgreSQL driver and the migrations out of its store: it supervises the
 // jobs of SQLite stores, and bgcmd those of PostgreSQL ones. A bgcmd
 // without it, or with one of another build, supervises with itself (see
@@ -16,6 +16,7 @@ import (
 	"os"
 
 	// Its init maps in the heap's start and the code, among the first.
+	"github.com/bgcmd/bgcmd/internal/launch"
 	_ "github.com/bgcmd/bgcmd/internal/prefault"
 	"github.com/bgcmd/bgcmd/internal/spawn"
 	"github.com/bgcmd/bgcmd/runner"
@@ -24,10 +25,10 @@ import (
 func main() {
 	// One of another build hands the process over to bgcmd.
 	if err := spawn.HandBackIfStale(); err != nil {
-		fmt.Fprintln(os.Stderr, spawn.SupervisorName+":", err)
+		fmt.Fprintln(os.Stderr, launch.SupervisorName+":", err)
 		os.Exit(1)
 	}
 	runner.MaybeSupervise() // never returns when started by bgcmd
-	fmt.Fprintf(os.Stderr, "%s is started by bgcmd for each background command; run bgcmd instead\n", spawn.SupervisorName)
+	fmt.Fprintf(os.Stderr, "%s is started by bgcmd for each background command; run bgcmd instead\n", launch.SupervisorName)
 	os.Exit(2)
 }

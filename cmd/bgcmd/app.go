@@ -9,7 +9,7 @@ import (
 
 	"github.com/bgcmd/bgcmd/internal/hostid"
 	"github.com/bgcmd/bgcmd/internal/jobstore"
-	"github.com/bgcmd/bgcmd/internal/spawn"
+	"github.com/bgcmd/bgcmd/internal/launch"
 	"github.com/bgcmd/bgcmd/policy"
 	"github.com/bgcmd/bgcmd/runner"
 )
@@ -73,7 +73,7 @@ func (g *globals) open(ctx context.Context, home string, pol *policy.Policy, ski
 		// started here, Start starts one and says why it could not.
 		pre, _ = runner.Prestart(bin, opts)
 	}
-	spawn.DiscardEarly() // started for a run that will start nothing
+	launch.DiscardEarly() // started for a run that will start nothing
 	if a.store, err = jobstore.Open(ctx, opts); err != nil {
 		pre.Close()
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -136,4 +137,30 @@ func TestBrokenSupervisorBinaryFailsTheStartNamingIt(t *testing.T) {
 	require.Contains(t, r.stderr, "the supervisor binary "+broken+" ended without starting (it printed: not a supervisor): install the bgcmd-supervisor of bgcmd's own build beside it, or remove it")
 	rows := h.ok("sql", "--csv", "SELECT state FROM jobs")
 	require.Equal(t, "state\nstart_failed\n", rows)
+}
+
+// The supervisor of a `bgcmd run` is started from the first package bgcmd
+// initialises after the runtime's own: before os, and before the rest of
+// the binary, so that its start-up overlaps all of bgcmd's. The runtime
+// initialises ready packages in the order of their import paths, so a new
+// import of the early start's (os, strings, path/filepath) would hold it
+// behind most of the binary without failing anything else.
+func TestEarlyStartInitialisesFirst(t *testing.T) {
+	t.Parallel()
+	h := newHome(t)
+	r := h.bgcmd("env:GODEBUG=inittrace=1", "run", "--", fixture(t, "exit-with.sh"), "0")
+	require.Equal(t, 0, r.code, r.stderr)
+	var order []string
+	for _, line := range strings.Split(r.stderr, "\n") {
+		if f := strings.Fields(line); len(f) > 2 && f[0] == "init" {
+			order = append(order, f[1])
+		}
+	}
+	early := slices.Index(order, "github.com/bgcmd/bgcmd/cmd/bgcmd/internal/earlysup")
+	require.NotEqual(t, -1, early, "earlysup's init in %q", order)
+	for _, later := range []string{"os", "github.com/bgcmd/bgcmd/internal/prefault", "encoding/json"} {
+		i := slices.Index(order, later)
+		require.NotEqual(t, -1, i, "%s's init in %q", later, order)
+		require.Less(t, early, i, "the early start initialises before %s: %q", later, order[:early+1])
+	}
 }

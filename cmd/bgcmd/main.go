@@ -13,15 +13,15 @@ import (
 
 	// Its init starts the supervisor of a `bgcmd run` among the first.
 	_ "github.com/bgcmd/bgcmd/cmd/bgcmd/internal/earlysup"
+	"github.com/bgcmd/bgcmd/internal/launch"
 	_ "github.com/bgcmd/bgcmd/internal/prefault"
-	"github.com/bgcmd/bgcmd/internal/spawn"
 	"github.com/bgcmd/bgcmd/runner"
 )
 
 func main() {
 	runner.MaybeSupervise() // a detached supervisor never returns from here
 	code := execute(os.Args[1:])
-	spawn.DiscardEarly() // a run that never took it (refused, or failed before)
+	launch.DiscardEarly() // a run that never took it (refused, or failed before)
 	os.Exit(code)
 }
 

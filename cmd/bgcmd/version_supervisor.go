@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/bgcmd/bgcmd/internal/spawn"
+	"github.com/bgcmd/bgcmd/internal/launch"
 )
 
 // supervisorInfo says which file this bgcmd starts its detached
@@ -29,7 +29,7 @@ func readSupervisor() supervisorInfo {
 	if err != nil {
 		return supervisorInfo{Note: "bgcmd cannot name its own executable: " + err.Error()}
 	}
-	lean := spawn.SupervisorPath(self)
+	lean := launch.SupervisorPath(self)
 	if lean == "" {
 		return supervisorInfo{Path: self, Note: "built without make build, so bgcmd has no build stamp and supervises with itself"}
 	}
@@ -37,10 +37,10 @@ func readSupervisor() supervisorInfo {
 	bi, err := buildinfo.ReadFile(lean)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		info.Note = "no " + spawn.SupervisorName + " beside it, so bgcmd supervises with itself; install it with bgcmd (make build makes both)"
+		info.Note = "no " + launch.SupervisorName + " beside it, so bgcmd supervises with itself; install it with bgcmd (make build makes both)"
 	case err != nil:
 		info.Note = lean + " is unreadable, so bgcmd supervises with itself: " + err.Error()
-	case stampOf(bi) != spawn.BuildStamp():
+	case stampOf(bi) != launch.BuildStamp():
 		info.Note = lean + " is of another build, so bgcmd supervises with itself; rebuild both with make build"
 	default:
 		info.Path = lean
@@ -55,7 +55,7 @@ func stampOf(bi *buildinfo.BuildInfo) string {
 			continue
 		}
 		for _, f := range strings.Fields(s.Value) {
-			if v, ok := strings.CutPrefix(strings.Trim(f, `"'`), spawn.StampSymbol+"="); ok {
+			if v, ok := strings.CutPrefix(strings.Trim(f, `"'`), launch.StampSymbol+"="); ok {
 				return v
 			}
 		}

@@ -15,14 +15,15 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/bgcmd/bgcmd/internal/launch"
 	"github.com/bgcmd/bgcmd/internal/spawn"
 )
 
 // TestMain makes this test binary the supervisor Start starts: run with
-// spawn.Command, it reports what it was given on its report pipe
+// launch.Command, it reports what it was given on its report pipe
 // (descriptor 4) and exits once its hand-over socket (descriptor 3) ends.
 func TestMain(m *testing.M) {
-	if len(os.Args) == 2 && os.Args[1] == spawn.Command {
+	if len(os.Args) == 2 && os.Args[1] == launch.Command {
 		probe()
 		return
 	}
@@ -128,11 +129,11 @@ func TestTakeEarlyIsOnceAndForItsBinary(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, spawn.TakeEarly(exe, false), "none started yet")
 
-	spawn.StartEarly(false)
+	launch.StartEarly(false)
 	require.Nil(t, spawn.TakeEarly(exe+".other", false), "not for another binary")
 	require.Nil(t, spawn.TakeEarly(exe, false), "the one of another binary's request was let go")
 
-	spawn.StartEarly(false)
+	launch.StartEarly(false)
 	p := spawn.TakeEarly(exe, false)
 	require.NotNil(t, p)
 	require.Nil(t, spawn.TakeEarly(exe, false), "taken once")
@@ -144,7 +145,7 @@ func TestTakeEarlyIsOnceAndForItsBinary(t *testing.T) {
 
 	// This test binary has no build stamp, so its supervisors run it
 	// itself, which opens PostgreSQL stores too.
-	spawn.StartEarly(false)
+	launch.StartEarly(false)
 	p = spawn.TakeEarly(exe, true)
 	require.NotNil(t, p, "the binary itself serves a PostgreSQL store")
 	require.Equal(t, exe, p.Path)
@@ -152,7 +153,7 @@ func TestTakeEarlyIsOnceAndForItsBinary(t *testing.T) {
 	_, _, err = p.Wait()
 	require.NoError(t, err)
 
-	spawn.StartEarly(false)
-	spawn.DiscardEarly()
+	launch.StartEarly(false)
+	launch.DiscardEarly()
 	require.Nil(t, spawn.TakeEarly(exe, false), "discarded")
 }

@@ -7,14 +7,14 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/bgcmd/bgcmd/internal/spawn"
+	"github.com/bgcmd/bgcmd/internal/launch"
 )
 
 // StampFlag is the linker flag that gives a binary the build stamp stamp,
 // as `make build` gives bgcmd and bgcmd-supervisor theirs (see
-// internal/spawn): with -ldflags.
+// internal/launch): with -ldflags.
 func StampFlag(stamp string) string {
-	return "-X " + spawn.StampSymbol + "=" + stamp
+	return "-X " + launch.StampSymbol + "=" + stamp
 }
 
 // BuildStamped builds the main package pkg into the file out with build
@@ -42,9 +42,9 @@ func BuildStamped(goTool, pkg, out, stamp, tags string, race bool) error {
 
 // BuildSupervisor builds bgcmd's supervisor binary into dir (as
 // bgcmd-supervisor) with build stamp stamp, as BuildStamped does, with the
-// tag make build gives it (spawn.SupervisorTag). A bgcmd built into dir
+// tag make build gives it (launch.SupervisorTag). A bgcmd built into dir
 // with the same stamp starts its detached supervisors from it.
 func BuildSupervisor(goTool, dir, stamp string, race bool) error {
 	return BuildStamped(goTool, "github.com/bgcmd/bgcmd/cmd/bgcmd-supervisor",
-		filepath.Join(dir, spawn.SupervisorName), stamp, spawn.SupervisorTag, race)
+		filepath.Join(dir, launch.SupervisorName), stamp, launch.SupervisorTag, race)
 }

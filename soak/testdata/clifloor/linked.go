@@ -48,7 +48,7 @@ import (
 	_ "github.com/bgcmd/bgcmd/gittools"
 	_ "github.com/bgcmd/bgcmd/internal/hostid"
 	_ "github.com/bgcmd/bgcmd/internal/jobstore"
-	_ "github.com/bgcmd/bgcmd/internal/spawn"
+	_ "github.com/bgcmd/bgcmd/internal/launch"
 	_ "github.com/bgcmd/bgcmd/policy"
 	_ "github.com/bgcmd/bgcmd/runner"
 	_ "github.com/bgcmd/bgcmd/webui"

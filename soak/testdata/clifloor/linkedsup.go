@@ -13,6 +13,7 @@ import (
 	_ "fmt"
 	_ "os"
 
+	_ "github.com/bgcmd/bgcmd/internal/launch"
 	_ "github.com/bgcmd/bgcmd/internal/spawn"
 	_ "github.com/bgcmd/bgcmd/runner"
 )

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package spawn
+package launch
 
 // StartEarly does nothing here: detached supervisors are for Linux.
 func StartEarly(postgres bool) {}
