@@ -33,9 +33,10 @@ func CanOpen(dsn string) error {
 	return nil
 }
 
-// openPostgres refuses: this build has no PostgreSQL driver.
+// openPostgres refuses, as CanOpen says: this build has no PostgreSQL
+// driver.
 func openPostgres(_ context.Context, opts Options) (*Store, error) {
-	return nil, fmt.Errorf("open store: %w", errNoPostgres)
+	return nil, CanOpen(opts.DSN)
 }
 
 // pgCode is "": this build never sees a PostgreSQL error.
