@@ -258,8 +258,13 @@ func TestSecurityAGitDirOutsideIsRefused(t *testing.T) {
 	})
 	t.Run("a linked work tree outside its repository", func(t *testing.T) {
 		t.Parallel()
+		// An outside repository of its own: adding a work tree to the
+		// shared one would race the commondir case's `git log --all`,
+		// which reads every work tree's HEAD (it failed with "bad object
+		// worktrees/wt/HEAD" when it read one half added).
+		own := newOutsideRepo(t)
 		wt := filepath.Join(t.TempDir(), "wt")
-		gitIn(t, o.dir, nil, "worktree", "add", "-q", "--detach", wt)
+		gitIn(t, own.dir, nil, "worktree", "add", "-q", "--detach", wt)
 		_, err := gittools.New(context.Background(), gittools.Options{Repo: wt, Runner: newRunnerTemplate(t)})
 		requireOutside(t, err, ".git")
 	})
