@@ -7,25 +7,33 @@ PKGS    := ./...
 
 all: build
 
-# bgcmd and, beside it, bgcmd-supervisor: the detached supervisor each
-# background command runs under, a binary that links only what it runs.
-# Its tag (SUP_TAGS, internal/launch.SupervisorTag) leaves the PostgreSQL
-# driver and the migrations out of its store: bgcmd supervises PostgreSQL
-# stores with itself, and migrates a store before any supervisor opens it.
-# Both carry the same build stamp, a digest of the build IDs of every
-# package the supervisor links (so it changes with any of their sources and
-# with the toolchain); a bgcmd uses a bgcmd-supervisor of its own build
-# only, and supervises with itself otherwise (see internal/launch).
+# Three binaries, side by side:
+# - bgcmd, lean: built with the tag LEAN_TAG (internal/launch.LeanTag), it
+#   leaves out the MCP server, the web view, the git tools, the PostgreSQL
+#   driver and the migrations, whose packages every `bgcmd run` would
+#   otherwise initialise (180 packages rather than 330). It hands mcp, ui,
+#   git and any command whose store needs the rest (a PostgreSQL store, a
+#   new or older SQLite one) to bgcmd-full, in the same process.
+# - bgcmd-full: the same program with every command (as go build or go
+#   install builds bgcmd).
+# - bgcmd-supervisor: the detached supervisor each background command runs
+#   under, lean too; bgcmd-full supervises a PostgreSQL store's jobs.
+# All three carry the same build stamp, a digest of the build IDs of every
+# package the three link (so it changes with any of their sources and with
+# the toolchain); each hands over only to a binary of its own build (see
+# internal/launch and cmd/bgcmd/handover.go).
 # CGO_ENABLED=0: static binaries (the net package would otherwise pull in
 # cgo and the dynamic loader), which every bgcmd run and every detached
 # supervisor start pays for before main.
 STAMP_VAR := github.com/bgcmd/bgcmd/internal/launch.buildStamp
-SUP_TAGS  := bgcmd_supervisor
+LEAN_TAG  := bgcmd_lean
 build:
 	@mkdir -p $(dir $(BIN))
-	stamp=$$(CGO_ENABLED=0 $(GO) list -tags $(SUP_TAGS) -deps -export -f '{{.BuildID}}' ./cmd/bgcmd-supervisor | sha256sum | cut -c1-32) && \
-	CGO_ENABLED=0 $(GO) build -buildvcs=auto -ldflags "-X $(STAMP_VAR)=$$stamp" -o $(dir $(BIN)) ./cmd/bgcmd && \
-	CGO_ENABLED=0 $(GO) build -buildvcs=auto -tags $(SUP_TAGS) -ldflags "-X $(STAMP_VAR)=$$stamp" -o $(dir $(BIN)) ./cmd/bgcmd-supervisor
+	stamp=$$( { CGO_ENABLED=0 $(GO) list -tags $(LEAN_TAG) -deps -export -f '{{.BuildID}}' ./cmd/bgcmd ./cmd/bgcmd-supervisor && \
+		CGO_ENABLED=0 $(GO) list -deps -export -f '{{.BuildID}}' ./cmd/bgcmd; } | sha256sum | cut -c1-32) && \
+	CGO_ENABLED=0 $(GO) build -buildvcs=auto -tags $(LEAN_TAG) -ldflags "-X $(STAMP_VAR)=$$stamp" -o $(BIN) ./cmd/bgcmd && \
+	CGO_ENABLED=0 $(GO) build -buildvcs=auto -ldflags "-X $(STAMP_VAR)=$$stamp" -o $(BIN)-full ./cmd/bgcmd && \
+	CGO_ENABLED=0 $(GO) build -buildvcs=auto -tags $(LEAN_TAG) -ldflags "-X $(STAMP_VAR)=$$stamp" -o $(dir $(BIN)) ./cmd/bgcmd-supervisor
 
 # The main job on an embedded default: a temporary home and policy, a command
 # in the background, its status and output, the history.
@@ -40,6 +48,7 @@ run: build
 # depends on speed, so the limit is only there to end a hung run.
 test:
 	$(GO) vet $(PKGS)
+	CGO_ENABLED=0 $(GO) build -tags $(LEAN_TAG) ./cmd/...
 	BGCMD_TEST_PG="$(BGCMD_TEST_PG)" $(GO) test -race -count=1 -timeout 40m $(PKGS)
 
 # A throwaway PostgreSQL server for trying bgcmd on PostgreSQL and for

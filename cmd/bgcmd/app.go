@@ -55,12 +55,14 @@ func (g *globals) openApp(ctx context.Context, skipReconcile bool) (*app, error)
 // refuses every start), reconciling first unless skipReconcile is set.
 func (g *globals) open(ctx context.Context, home string, pol *policy.Policy, skipReconcile bool) (*app, error) {
 	a := &app{home: home, session: g.sessionName()}
-	var err error
+	opts := g.storeOptions(home, false)
+	if err := jobstore.CanOpen(opts.DSN); err != nil {
+		return nil, err // a lean build: bgcmd-full opens it (handOverIfLean)
+	}
 	id, err := hostid.Load(home)
 	if err != nil {
 		return nil, err
 	}
-	opts := g.storeOptions(home, false)
 	opts.Host, opts.HostID = id.Name, id.ID
 	bin, err := os.Executable()
 	if err != nil {

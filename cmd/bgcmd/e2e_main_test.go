@@ -17,14 +17,15 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/bgcmd/bgcmd/internal/launch"
 	"github.com/bgcmd/bgcmd/internal/testkit"
 )
 
-// binary is the bgcmd built once for the end-to-end tests, with
-// bgcmd-supervisor beside it.
+// binary is the bgcmd built once for the end-to-end tests, lean, with
+// bgcmd-full and bgcmd-supervisor beside it, as make build builds them.
 var binary string
 
-// e2eStamp is the build stamp of binary and of its bgcmd-supervisor.
+// e2eStamp is the build stamp of binary, bgcmd-full and bgcmd-supervisor.
 const e2eStamp = "e2e"
 
 // TestMain builds the binary once; the tests run it as a user would. The
@@ -40,9 +41,12 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "bgcmd")
-	// Both binaries, with the same build stamp, as make build makes them:
-	// every detached supervisor the tests start is bgcmd-supervisor.
-	args := []string{"build", "-ldflags", testkit.StampFlag(e2eStamp), "-o", binary}
+	// The three binaries, with the same build stamp, as make build makes
+	// them: bgcmd lean, bgcmd-full beside it (every test of mcp, ui, git
+	// and PostgreSQL stores, and every first command in a new home, runs
+	// through the lean bgcmd's hand-over to it), and bgcmd-supervisor,
+	// which every detached supervisor of a SQLite store the tests start is.
+	args := []string{"build", "-ldflags", testkit.StampFlag(e2eStamp)}
 	if raceEnabled {
 		args = append(args, "-race")
 	}
@@ -52,9 +56,16 @@ func TestMain(m *testing.M) {
 		// starts in turn) writes its counters there.
 		os.Setenv("GOCOVERDIR", coverDir)
 	}
-	build := exec.Command(goTool(), append(args, ".")...)
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	err = build.Run()
+	for _, b := range []struct{ out, tags string }{
+		{binary, launch.LeanTag},
+		{filepath.Join(dir, launch.FullName), ""},
+	} {
+		if err == nil {
+			build := exec.Command(goTool(), append(args, "-tags", b.tags, "-o", b.out, ".")...)
+			build.Stdout, build.Stderr = os.Stderr, os.Stderr
+			err = build.Run()
+		}
+	}
 	if err == nil {
 		err = testkit.BuildSupervisor(goTool(), dir, e2eStamp, raceEnabled)
 	}

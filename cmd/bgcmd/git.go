@@ -1,3 +1,5 @@
+//go:build !bgcmd_lean
+
 package main
 
 import (
@@ -33,7 +35,7 @@ func newGitCmd(g *globals) *cobra.Command {
 	var repo string
 	cmd := &cobra.Command{
 		Use:   "git log|show|diff|blame|merge-base|ls-files [--repo DIR] [flags]",
-		Short: "Read a git repository with the read-only git tools",
+		Short: gitShort,
 		Long: `Run one of the six read-only git tools (the agent tools git_log, git_show,
 git_diff, git_blame, git_merge_base and git_ls_files) over the git work tree
 containing --repo DIR (default: the one containing the current directory).

@@ -30,7 +30,7 @@ func main() {
 func execute(args []string) int {
 	root := newRootCmd()
 	root.SetArgs(args)
-	err := root.Execute()
+	err := handOverIfLean(root.Execute())
 	if err == nil {
 		return 0
 	}

@@ -1,3 +1,5 @@
+//go:build !bgcmd_lean
+
 package main
 
 import (
@@ -22,7 +24,7 @@ func newMCPCmd(g *globals) *cobra.Command {
 	var repo string
 	cmd := &cobra.Command{
 		Use:   "mcp [--repo DIR]",
-		Short: "Serve the agent tools over MCP on stdio",
+		Short: mcpShort,
 		Long: `Serve bgcmd's agent tools to an MCP client over stdin and stdout:
 run_command_bg, command_status, command_output, command_wait, command_kill
 and command_list, plus the six read-only git tools with --repo.

@@ -1,3 +1,5 @@
+//go:build !bgcmd_lean
+
 package main
 
 import (
@@ -18,7 +20,7 @@ func newUICmd(g *globals) *cobra.Command {
 	var listen string
 	cmd := &cobra.Command{
 		Use:   "ui [--listen ADDR]",
-		Short: "Serve a read-only web view of the history and the output",
+		Short: uiShort,
 		Long: `Serve a read-only web view of the store: jobs with filters and counters,
 each job's facts and timeline, its output paged by lines with grep, a live
 follow and a checked download, the refusals, and two charts.

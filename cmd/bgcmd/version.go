@@ -23,6 +23,9 @@ type versionInfo struct {
 	// Supervisor is read by `bgcmd version` alone, not by every command
 	// that builds the version line.
 	Supervisor *supervisorInfo `json:"supervisor,omitempty"`
+	// Full is the bgcmd-full a lean bgcmd hands commands to (lean builds
+	// only), also read by `bgcmd version` alone.
+	Full *fullInfo `json:"full,omitempty"`
 }
 
 // readVersion reads the binary's build information.
@@ -74,16 +77,20 @@ func (v versionInfo) String() string {
 func newVersionCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print bgcmd's version, the commit it was built from and its supervisor binary",
+		Short: "Print bgcmd's version, the commit it was built from, its supervisor binary and bgcmd-full",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			v := readVersion()
 			sup := readSupervisor()
 			v.Supervisor = &sup
+			v.Full = readFull()
 			if g.json {
 				return writeJSON(cmd.OutOrStdout(), v)
 			}
 			_, err := fmt.Fprintf(cmd.OutOrStdout(), "bgcmd %s\n%s\n", v, sup)
+			if err == nil && v.Full != nil {
+				_, err = fmt.Fprintln(cmd.OutOrStdout(), v.Full)
+			}
 			return err
 		},
 	}

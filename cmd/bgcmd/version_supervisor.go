@@ -48,6 +48,48 @@ func readSupervisor() supervisorInfo {
 	return info
 }
 
+// fullInfo says which bgcmd-full a lean bgcmd (launch.LeanTag) hands the
+// commands it leaves out to.
+type fullInfo struct {
+	// Path is bgcmd-full beside bgcmd.
+	Path string `json:"path"`
+	// Note says what is wrong with it, when it is missing or not of this
+	// build, and how to mend that.
+	Note string `json:"note,omitempty"`
+}
+
+// readFull finds out what fullInfo says, for a lean bgcmd (nil for a full
+// one, which serves every command itself).
+func readFull() *fullInfo {
+	if !launch.Lean {
+		return nil
+	}
+	full := launch.Beside(launch.FullName)
+	if full == "" {
+		return &fullInfo{Note: "this lean bgcmd has no build stamp, so it has none: build with make build"}
+	}
+	info := &fullInfo{Path: full}
+	bi, err := buildinfo.ReadFile(full)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		info.Note = "missing, so mcp, ui, git, PostgreSQL stores and migrations fail; install it with bgcmd (make build makes both)"
+	case err != nil:
+		info.Note = "unreadable: " + err.Error()
+	case stampOf(bi) != launch.BuildStamp():
+		info.Note = "of another build, so it is not used; rebuild both with make build"
+	}
+	return info
+}
+
+// String is the line `bgcmd version` prints for it.
+func (f fullInfo) String() string {
+	line := "full " + f.Path
+	if f.Note != "" {
+		line += ": " + f.Note
+	}
+	return line
+}
+
 // stampOf returns the build stamp the linker flags of bi gave its binary.
 func stampOf(bi *buildinfo.BuildInfo) string {
 	for _, s := range bi.Settings {

@@ -19,12 +19,13 @@
 // (notify_postgres.go: WatchEvents, WatchKill) wakes the waiters of this
 // process, which then read the rows.
 //
-// Built with the tag bgcmd_supervisor, as the supervisor binary
-// (cmd/bgcmd-supervisor) is, the package leaves out the PostgreSQL driver
-// (open_postgres.go, pgconn.go, listen_pgx.go) and the migrations
-// (migrate.go, goose), whose packages every supervisor would otherwise
-// initialise at its start: it then opens SQLite stores at its own schema
-// version only (supervisor_build.go), and CanOpen says which.
+// Built with the tag bgcmd_lean, as bgcmd's lean binaries are (make build:
+// bgcmd and bgcmd-supervisor), the package leaves out the PostgreSQL
+// driver (open_postgres.go, pgconn.go, listen_pgx.go) and the migrations
+// (migrate.go, goose), whose packages both processes of every `bgcmd run`
+// would otherwise initialise at their start: it then opens SQLite stores at
+// its own schema version only (lean_build.go), CanOpen says which, and a
+// store it cannot open is refused with an error wrapping ErrLeanBuild.
 //
 // sql.ErrNoRows becomes bgcmd.ErrNotFound; a transition that finds the job
 // in another state returns an error wrapping bgcmd.ErrInvalidTransition.

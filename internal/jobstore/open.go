@@ -90,6 +90,13 @@ type Store struct {
 	ckpt           *checkpointer
 }
 
+// ErrLeanBuild is wrapped by the refusal of a lean build of bgcmd's
+// binaries (the tag bgcmd_lean: see lean_build.go) to open a store that
+// needs what it leaves out: a PostgreSQL store, or a SQLite store that is
+// new or at another schema version (the migrations). A lean bgcmd hands
+// such a command to bgcmd-full beside it.
+var ErrLeanBuild = errors.New("this lean build leaves that to bgcmd-full, which make build builds beside it")
+
 // Open opens (creating and migrating as needed) the database at opts.Path.
 // It fails with an error naming the path when the directory cannot be
 // created, the file is not a SQLite database, WAL cannot be enabled, or the

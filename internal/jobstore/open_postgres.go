@@ -1,4 +1,4 @@
-//go:build !bgcmd_supervisor
+//go:build !bgcmd_lean
 
 package jobstore
 
@@ -23,8 +23,8 @@ import (
 )
 
 // CanOpen says whether this build opens the store the DSN dsn names (""
-// for SQLite): this one opens both kinds (the supervisor binary's, built
-// with the tag bgcmd_supervisor, only SQLite ones).
+// for SQLite): this one opens both kinds (a lean build's, with the tag
+// bgcmd_lean, only SQLite ones).
 func CanOpen(dsn string) error { return nil }
 
 // openPostgres opens the store on the PostgreSQL database opts.DSN names,

@@ -1,4 +1,4 @@
-//go:build !bgcmd_supervisor
+//go:build !bgcmd_lean
 
 package jobstore
 

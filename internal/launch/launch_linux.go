@@ -18,12 +18,21 @@ const Command = "__supervise"
 // waits for a supervisor's start-up.
 const SupervisorName = "bgcmd-supervisor"
 
-// SupervisorTag is the build tag bgcmd-supervisor is built with (make
-// build): the store it links then leaves out the PostgreSQL driver and the
-// migrations, which it never runs (internal/jobstore's
-// supervisor_build.go), so it links 160 packages rather than 262. bgcmd
-// starts the supervisors of a PostgreSQL store from its own binary.
-const SupervisorTag = "bgcmd_supervisor"
+// FullName is the file name of the full bgcmd, which `make build` puts
+// beside a lean bgcmd (LeanTag): the same program with every command, to
+// which the lean one hands the commands it leaves out (see
+// cmd/bgcmd/lean.go).
+const FullName = "bgcmd-full"
+
+// LeanTag is the build tag of bgcmd's lean binaries (make build):
+// bgcmd-supervisor and bgcmd itself. Their store (internal/jobstore's
+// lean_build.go) leaves out the PostgreSQL driver and the migrations, and
+// bgcmd leaves out the MCP server, the web view and the git tools; each
+// links some 160 and 180 packages rather than 330. The everyday path (a
+// `bgcmd run`, a status, the output of a migrated SQLite store) needs
+// nothing else; a lean bgcmd hands every other command to bgcmd-full
+// beside it, and a supervisor of a PostgreSQL store is bgcmd-full.
+const LeanTag = "bgcmd_lean"
 
 // StampSymbol is the variable the linker's -X sets to a binary's build
 // stamp.
@@ -77,16 +86,26 @@ func trimDeleted(p string) string {
 }
 
 // SupervisorPath returns the supervisor binary a supervisor of binary is
-// started from first: bgcmd-supervisor in the directory of this process's
-// own executable, when binary is that executable and it carries a build
-// stamp; else "". The path is only looked beside the executable's resolved
-// path, so whoever may put a file there may also replace bgcmd itself.
+// started from first: bgcmd-supervisor beside this process's own
+// executable (Beside), when binary is that executable; else "".
 func SupervisorPath(binary string) string {
+	if exe, err := Executable(); err != nil || exe != binary {
+		return ""
+	}
+	return Beside(SupervisorName)
+}
+
+// Beside returns the path of the file name in the directory of this
+// process's executable, when the executable carries a build stamp (make
+// build puts bgcmd's binaries side by side); else "". The path is only
+// looked beside the executable's resolved path, so whoever may put a file
+// there may also replace bgcmd itself.
+func Beside(name string) string {
 	if buildStamp == "" {
 		return ""
 	}
 	exe, err := Executable()
-	if err != nil || exe != binary {
+	if err != nil {
 		return ""
 	}
 	// The path is absolute and clean: its directory ends at its last slash.
@@ -94,7 +113,7 @@ func SupervisorPath(binary string) string {
 	for dir > 0 && exe[dir-1] != '/' {
 		dir--
 	}
-	return exe[:dir] + SupervisorName
+	return exe[:dir] + name
 }
 
 // Env is a supervisor's own environment: only what it needs to run, never

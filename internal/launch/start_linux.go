@@ -105,7 +105,7 @@ func Start(binary string, postgres bool, logFD int, hold func(fd int)) (Proc, er
 // and binary (see internal/spawn.HandBackIfStale); else, or when that
 // cannot be started, or when the supervisor will open a PostgreSQL store
 // (postgres), which the supervisor binary is built without
-// (SupervisorTag), from binary itself.
+// (LeanTag), from binary itself.
 func forkExec(binary string, postgres bool, attr *syscall.ProcAttr) (pid int, path string, err error) {
 	if lean := SupervisorPath(binary); lean != "" && !postgres {
 		pid, err := syscall.ForkExec(lean, []string{lean, Command, buildStamp, binary}, attr)
@@ -135,6 +135,9 @@ var early struct {
 // postgres says the run's store is likely a PostgreSQL one (a --db flag
 // or $BGCMD_DB): see Start.
 func StartEarly(postgres bool) {
+	if postgres && Lean {
+		return // a lean bgcmd hands a PostgreSQL store's run to bgcmd-full
+	}
 	bin, err := Executable()
 	if err != nil {
 		return

@@ -42,9 +42,26 @@ func BuildStamped(goTool, pkg, out, stamp, tags string, race bool) error {
 
 // BuildSupervisor builds bgcmd's supervisor binary into dir (as
 // bgcmd-supervisor) with build stamp stamp, as BuildStamped does, with the
-// tag make build gives it (launch.SupervisorTag). A bgcmd built into dir
-// with the same stamp starts its detached supervisors from it.
+// tag make build gives it (launch.LeanTag). A bgcmd built into dir with
+// the same stamp starts its detached supervisors from it.
 func BuildSupervisor(goTool, dir, stamp string, race bool) error {
 	return BuildStamped(goTool, "github.com/bgcmd/bgcmd/cmd/bgcmd-supervisor",
-		filepath.Join(dir, launch.SupervisorName), stamp, launch.SupervisorTag, race)
+		filepath.Join(dir, launch.SupervisorName), stamp, launch.LeanTag, race)
+}
+
+// BuildRelease builds into dir what make build builds, with build stamp
+// stamp: bgcmd, lean (launch.LeanTag); bgcmd-full beside it, the same
+// program with every command, to which the lean one hands the commands it
+// leaves out; and bgcmd-supervisor (BuildSupervisor). It returns bgcmd's
+// path.
+func BuildRelease(goTool, dir, stamp string, race bool) (string, error) {
+	const pkg = "github.com/bgcmd/bgcmd/cmd/bgcmd"
+	bin := filepath.Join(dir, "bgcmd")
+	if err := BuildStamped(goTool, pkg, bin, stamp, launch.LeanTag, race); err != nil {
+		return "", err
+	}
+	if err := BuildStamped(goTool, pkg, filepath.Join(dir, launch.FullName), stamp, "", race); err != nil {
+		return "", err
+	}
+	return bin, BuildSupervisor(goTool, dir, stamp, race)
 }

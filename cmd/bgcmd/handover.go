@@ -1,0 +1,69 @@
+package main
+
+import (
+	"debug/buildinfo"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strconv"
+	"syscall"
+
+	"github.com/bgcmd/bgcmd/internal/jobstore"
+	"github.com/bgcmd/bgcmd/internal/launch"
+)
+
+// The one-line help of the commands a lean bgcmd hands to bgcmd-full
+// (lean.go), shared by both builds so that `bgcmd help` lists them alike.
+const (
+	mcpShort = "Serve the agent tools over MCP on stdio"
+	gitShort = "Read a git repository with the read-only git tools"
+	uiShort  = "Serve a read-only web view of the history and the output"
+)
+
+// handOverIfLean hands this process's command line to bgcmd-full when this
+// bgcmd is a lean build (launch.LeanTag) and err says its store needs what
+// the build leaves out (a PostgreSQL store, or a store to migrate:
+// jobstore.ErrLeanBuild). Every command opens its store before it writes
+// anything or starts anything, so bgcmd-full runs the command from the
+// start. It returns err otherwise, or why the hand-over failed.
+func handOverIfLean(err error) error {
+	if !launch.Lean || !errors.Is(err, jobstore.ErrLeanBuild) {
+		return err
+	}
+	return handOver(err)
+}
+
+// handOver replaces this process with bgcmd-full beside it (same process
+// id, descriptors, environment and arguments), for a command this lean
+// build leaves out; why says which. bgcmd-full must carry this bgcmd's
+// build stamp: it is read from the file opened here, and that same file
+// is executed (through its descriptor), so the file checked is the file
+// run. It returns only when the hand-over failed, saying why and how to
+// recover.
+func handOver(why error) error {
+	full := launch.Beside(launch.FullName)
+	if full == "" {
+		return fmt.Errorf("%w; this bgcmd has no build stamp, so it does not look for %s: build with make build, or build bgcmd without the tag %s",
+			why, launch.FullName, launch.LeanTag)
+	}
+	f, err := os.Open(full)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w; no %s beside this bgcmd: install it with bgcmd (make build builds both)", why, full)
+	}
+	if err != nil {
+		return fmt.Errorf("%w; %s cannot be opened: %v", why, full, err)
+	}
+	defer f.Close()
+	bi, err := buildinfo.Read(f)
+	if err != nil {
+		return fmt.Errorf("%w; %s is not a bgcmd binary (%v): rebuild both with make build", why, full, err)
+	}
+	if stampOf(bi) != launch.BuildStamp() {
+		return fmt.Errorf("%w; %s is of another build than this bgcmd: rebuild both with make build", why, full)
+	}
+	launch.DiscardEarly() // its descriptors close on exec anyway: it exits
+	argv := append([]string{full}, os.Args[1:]...)
+	err = syscall.Exec("/proc/self/fd/"+strconv.Itoa(int(f.Fd())), argv, os.Environ())
+	return fmt.Errorf("%w; %s could not be started: %v", why, full, err)
+}

@@ -1,0 +1,40 @@
+//go:build bgcmd_lean
+
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bgcmd/bgcmd/internal/launch"
+)
+
+// This file stands in for mcp.go, git.go and ui.go in bgcmd's lean build
+// (launch.LeanTag, as make build builds bgcmd): their commands link the MCP
+// SDK, net/http, the web view and the git tools, whose packages every
+// `bgcmd run` would otherwise initialise. Here each is a command that hands
+// the whole command line, its flags and help included, to bgcmd-full
+// beside bgcmd, which serves it in this same process.
+
+func newMCPCmd(*globals) *cobra.Command { return handedCmd("mcp", mcpShort) }
+func newGitCmd(*globals) *cobra.Command { return handedCmd("git", gitShort) }
+func newUICmd(*globals) *cobra.Command  { return handedCmd("ui", uiShort) }
+
+// handedCmd is the command name, which bgcmd-full serves.
+func handedCmd(name, short string) *cobra.Command {
+	why := errors.New("bgcmd " + name + " is served by " + launch.FullName)
+	cmd := &cobra.Command{
+		Use:                name,
+		Short:              short,
+		DisableFlagParsing: true,
+		RunE:               func(*cobra.Command, []string) error { return handOver(why) },
+	}
+	cmd.SetHelpFunc(func(*cobra.Command, []string) {
+		fmt.Fprintln(os.Stderr, "bgcmd:", handOver(why))
+		os.Exit(exitRuntime)
+	})
+	return cmd
+}
