@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -161,11 +162,12 @@ func awaitSettled(b *testing.B, st *jobstore.Store, ids []string) {
 }
 
 // supervisors returns the pids of the detached supervisors of h's binary
-// (bgcmd-supervisor beside it, or the binary itself) now running (a
+// (bgcmd-supervisor beside it, bgcmd-full, or the binary itself) now running (a
 // benchmark runs alone: they are its own).
 func (h *home) supervisors() []int {
 	var bins []os.FileInfo
-	for _, path := range []string{h.bin, filepath.Join(filepath.Dir(h.bin), launch.SupervisorName)} {
+	dir := filepath.Dir(h.bin)
+	for _, path := range []string{h.bin, filepath.Join(dir, launch.SupervisorName), filepath.Join(dir, launch.FullName)} {
 		if fi, err := os.Stat(path); err == nil {
 			bins = append(bins, fi)
 		}
@@ -192,13 +194,17 @@ func awaitGone(b *testing.B, pids []int) {
 
 // buildFloor builds testdata/clifloor as bgcmd is built (static, no cgo),
 // with the build tags tags (none when empty), into a temporary directory.
-// The linked floor's second program (tags "linked") is built beside it
-// with the tag linkedsup and bgcmd-supervisor's own (launch.SupervisorTag),
-// as bgcmd-supervisor beside bgcmd, so that it links the same packages.
+// The linked floor (tags "linked") is built with bgcmd's lean tag too
+// (launch.LeanTag), and its second program beside it with the tag
+// linkedsup and the lean tag, as make build builds bgcmd and
+// bgcmd-supervisor, so that both link the same packages.
 func buildFloor(b *testing.B, tags string) string {
 	b.Helper()
 	bin := filepath.Join(b.TempDir(), "clifloor"+tags)
 	build := func(tags, out string) {
+		if strings.HasPrefix(tags, "linked") {
+			tags += "," + launch.LeanTag
+		}
 		cmd := exec.Command("go", "build", "-tags", tags, "-o", out, "./testdata/clifloor")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -207,7 +213,7 @@ func buildFloor(b *testing.B, tags string) string {
 	}
 	build(tags, bin)
 	if tags == "linked" {
-		build("linkedsup,"+launch.SupervisorTag, bin+"-child")
+		build("linkedsup", bin+"-child")
 	}
 	return bin
 }

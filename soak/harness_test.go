@@ -33,10 +33,11 @@ var (
 // soakStamp is the build stamp of the suite's bgcmd and bgcmd-supervisor.
 const soakStamp = "soak"
 
-// bgcmdBinary builds the real bgcmd binary, and bgcmd-supervisor beside
-// it, once per test process (into a temporary directory TestMain removes)
-// and returns bgcmd's path. With BGCMD_SOAK_RACE=1 both are built with the
-// race detector.
+// bgcmdBinary builds the real bgcmd binary, lean, with bgcmd-full and
+// bgcmd-supervisor beside it as make build builds them, once per test
+// process (into a temporary directory TestMain removes), and returns
+// bgcmd's path. With BGCMD_SOAK_RACE=1 all three are built with the race
+// detector.
 func bgcmdBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -44,14 +45,8 @@ func bgcmdBinary(t testing.TB) string {
 		if buildErr != nil {
 			return
 		}
-		buildBin = filepath.Join(buildDir, "bgcmd")
-		// With bgcmd-supervisor beside it, both of one build stamp, as
-		// make build builds them.
-		race := os.Getenv("BGCMD_SOAK_RACE") == "1"
-		if buildErr = testkit.BuildStamped("go", "github.com/bgcmd/bgcmd/cmd/bgcmd", buildBin, soakStamp, "", race); buildErr != nil {
-			return
-		}
-		buildErr = testkit.BuildSupervisor("go", buildDir, soakStamp, race)
+		// The three binaries of make build, of one build stamp.
+		buildBin, buildErr = testkit.BuildRelease("go", buildDir, soakStamp, os.Getenv("BGCMD_SOAK_RACE") == "1")
 	})
 	if buildErr != nil {
 		t.Fatal(buildErr)

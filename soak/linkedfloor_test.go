@@ -10,11 +10,14 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bgcmd/bgcmd/internal/launch"
 )
 
 // TestLinkedFloorLinksWhatBgcmdLinks checks that the linked floor of
-// BenchmarkCLIRun imports exactly what bgcmd's two programs import, their
-// own start-up packages aside: testdata/clifloor/linked.go what bgcmd's
+// BenchmarkCLIRun imports exactly what bgcmd's two programs import as make
+// build builds them (lean: launch.LeanTag), their own start-up packages
+// aside: testdata/clifloor/linked.go what bgcmd's
 // main package imports, linkedsup.go (its second program) what
 // bgcmd-supervisor's imports. A package bgcmd gains and the floor lacks
 // would make the floor's binary lighter, and the report would count its
@@ -24,7 +27,7 @@ func TestLinkedFloorLinksWhatBgcmdLinks(t *testing.T) {
 		"github.com/bgcmd/bgcmd/cmd/bgcmd":            "testdata/clifloor/linked.go",
 		"github.com/bgcmd/bgcmd/cmd/bgcmd-supervisor": "testdata/clifloor/linkedsup.go",
 	} {
-		out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, pkg).Output()
+		out, err := exec.Command("go", "list", "-tags", launch.LeanTag, "-f", `{{join .Imports "\n"}}`, pkg).Output()
 		require.NoError(t, err, "go list %s", pkg)
 		var want []string
 		for _, p := range strings.Fields(string(out)) {

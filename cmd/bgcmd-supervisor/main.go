@@ -3,12 +3,12 @@
 // it runs in the background, and hands it the job. It links the runner and
 // the store but not the CLI, the MCP server or the web view, so it starts
 // faster than bgcmd would: every `bgcmd run` waits for that start. `make
-// build` builds it with bgcmd, both stamped with the same build, and with
-// the tag bgcmd_supervisor (launch.SupervisorTag), which leaves the
-// PostgreSQL driver and the migrations out of its store: it supervises the
-// jobs of SQLite stores, and bgcmd those of PostgreSQL ones. A bgcmd
-// without it, or with one of another build, supervises with itself (see
-// internal/spawn).
+// build` builds it with bgcmd and bgcmd-full, all three stamped with the
+// same build, and with the tag bgcmd_lean (launch.LeanTag), which leaves
+// the PostgreSQL driver and the migrations out of its store: it supervises
+// the jobs of SQLite stores, and bgcmd-full those of PostgreSQL ones. A
+// bgcmd without it, or with one of another build, supervises with itself
+// (see internal/spawn).
 package main
 
 import (

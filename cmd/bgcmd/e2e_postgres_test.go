@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/bgcmd/bgcmd/internal/launch"
 	"github.com/bgcmd/bgcmd/internal/testkit"
 )
 
@@ -49,11 +50,13 @@ func TestE2EPostgresStoreByDSN(t *testing.T) {
 		require.NotContains(t, string(b), dsn, "the supervisor's %s", f)
 		require.NotContains(t, string(b), "bgcmd_test_", "the supervisor's %s", f)
 	}
-	// bgcmd-supervisor is built without PostgreSQL: bgcmd supervises a
+	// The lean bgcmd and bgcmd-supervisor are built without PostgreSQL:
+	// the lean bgcmd hands the run to bgcmd-full, which supervises a
 	// PostgreSQL store's jobs with itself.
+	full := filepath.Join(filepath.Dir(binary), launch.FullName)
 	exe, err := os.Readlink("/proc/" + strconv.Itoa(job.SupervisorPID) + "/exe")
 	require.NoError(t, err)
-	require.Equal(t, binary, exe, "the supervisor of a PostgreSQL store's job")
+	require.Equal(t, full, exe, "the supervisor of a PostgreSQL store's job")
 	require.NoError(t, os.WriteFile(gate, nil, 0o600))
 	h.ok("wait", long)
 	require.Equal(t, "exited", h.status(long)["state"])
@@ -68,7 +71,7 @@ func TestE2EPostgresStoreByDSN(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(h.ok("--json", "status", long2)), &job))
 	exe, err = os.Readlink("/proc/" + strconv.Itoa(job.SupervisorPID) + "/exe")
 	require.NoError(t, err)
-	require.Equal(t, binary, exe, "the supervisor of a job run with --db")
+	require.Equal(t, full, exe, "the supervisor of a job run with --db")
 	require.NoError(t, os.WriteFile(gate, nil, 0o600))
 	h.ok("wait", long2)
 	require.Equal(t, "exited", h.status(long2)["state"])

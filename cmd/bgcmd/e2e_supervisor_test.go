@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/bgcmd/bgcmd/internal/launch"
 	"github.com/bgcmd/bgcmd/internal/testkit"
 )
 
@@ -45,20 +45,11 @@ func (h *home) runHeld(check func(id string)) {
 	require.Equal(t, "waiting\ndone\n", h.ok("output", id))
 }
 
-// copyBgcmd copies the e2e bgcmd alone into a new directory and returns
-// its path there.
+// copyBgcmd copies the e2e bgcmd and its bgcmd-full, without
+// bgcmd-supervisor, into a new directory and returns bgcmd's path there.
 func copyBgcmd(t *testing.T) string {
 	t.Helper()
-	dst := filepath.Join(t.TempDir(), "bgcmd")
-	src, err := os.Open(binary)
-	require.NoError(t, err)
-	defer src.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o755)
-	require.NoError(t, err)
-	_, err = io.Copy(out, src)
-	require.NoError(t, err)
-	require.NoError(t, out.Close())
-	return dst
+	return filepath.Join(copyBinaries(t, "bgcmd", launch.FullName), "bgcmd")
 }
 
 // A bgcmd built with its supervisor binary (as make build builds them)
@@ -67,6 +58,7 @@ func copyBgcmd(t *testing.T) string {
 func TestRunsSupervisorIsTheSupervisorBinary(t *testing.T) {
 	t.Parallel()
 	h := newHome(t)
+	h.ok("list") // migrated (by bgcmd-full): the lean bgcmd runs the job itself
 	h.runHeld(func(id string) {
 		exe, argv := h.supervisorOf(id)
 		sup := filepath.Join(filepath.Dir(binary), "bgcmd-supervisor")
@@ -86,6 +78,7 @@ func TestSupervisorBinaryOfAnotherBuildHandsOverToBgcmd(t *testing.T) {
 	t.Parallel()
 	h := newHome(t)
 	h.bin = copyBgcmd(t)
+	h.ok("list") // migrated (by its bgcmd-full): the lean bgcmd runs the job itself
 	require.NoError(t, testkit.BuildSupervisor(goTool(), filepath.Dir(h.bin), "another-build", raceEnabled))
 	h.runHeld(func(id string) {
 		exe, argv := h.supervisorOf(id)
@@ -102,6 +95,7 @@ func TestBgcmdWithoutSupervisorBinarySupervisesItself(t *testing.T) {
 	t.Parallel()
 	h := newHome(t)
 	h.bin = copyBgcmd(t)
+	h.ok("list") // migrated (by its bgcmd-full): the lean bgcmd runs the job itself
 	h.runHeld(func(id string) {
 		exe, argv := h.supervisorOf(id)
 		require.Equal(t, h.bin, exe)
@@ -130,6 +124,7 @@ func TestBrokenSupervisorBinaryFailsTheStartNamingIt(t *testing.T) {
 	t.Parallel()
 	h := newHome(t)
 	h.bin = copyBgcmd(t)
+	h.ok("list") // migrated (by its bgcmd-full): the lean bgcmd runs the job itself
 	broken := filepath.Join(filepath.Dir(h.bin), "bgcmd-supervisor")
 	require.NoError(t, os.WriteFile(broken, []byte("#!/bin/sh\necho not a supervisor\n"), 0o755))
 	r := h.bgcmd("run", "--", fixture(t, "exit-with.sh"), "0")

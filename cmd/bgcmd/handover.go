@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/bgcmd/bgcmd/internal/jobstore"
@@ -62,8 +64,23 @@ func handOver(why error) error {
 	if stampOf(bi) != launch.BuildStamp() {
 		return fmt.Errorf("%w; %s is of another build than this bgcmd: rebuild both with make build", why, full)
 	}
+	if isLean(bi) {
+		// It would hand the command on to itself, and so on for ever.
+		return fmt.Errorf("%w; %s is a lean build itself, not the full bgcmd: rebuild both with make build", why, full)
+	}
 	launch.DiscardEarly() // its descriptors close on exec anyway: it exits
 	argv := append([]string{full}, os.Args[1:]...)
 	err = syscall.Exec("/proc/self/fd/"+strconv.Itoa(int(f.Fd())), argv, os.Environ())
 	return fmt.Errorf("%w; %s could not be started: %v", why, full, err)
+}
+
+// isLean says whether bi is the build information of a binary built with
+// the lean tag (launch.LeanTag).
+func isLean(bi *buildinfo.BuildInfo) bool {
+	for _, s := range bi.Settings {
+		if s.Key == "-tags" && slices.Contains(strings.Split(s.Value, ","), launch.LeanTag) {
+			return true
+		}
+	}
+	return false
 }

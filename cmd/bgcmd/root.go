@@ -70,9 +70,16 @@ Exit codes: 0 success, 1 runtime error, 2 usage error, 3 refused by policy,
 	root.AddCommand(newVersionCmd(g))
 	root.AddCommand(newEventsCmd(g))
 	root.Version = readVersion().String()
-	// As `bgcmd version` prints it; the supervisor line is read only then.
+	// As `bgcmd version` prints it; the supervisor and full lines are read
+	// only then.
 	cobra.AddTemplateFunc("supervisorLine", func() string { return readSupervisor().String() })
-	root.SetVersionTemplate("bgcmd {{.Version}}\n{{supervisorLine}}\n")
+	cobra.AddTemplateFunc("fullLines", func() string {
+		if f := readFull(); f != nil {
+			return f.String() + "\n"
+		}
+		return ""
+	})
+	root.SetVersionTemplate("bgcmd {{.Version}}\n{{supervisorLine}}\n{{fullLines}}")
 	root.AddCommand(newUICmd(g))
 	return root
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bgcmd/bgcmd"
+	"github.com/bgcmd/bgcmd/internal/jobstore"
 	"github.com/bgcmd/bgcmd/policy"
 	"github.com/bgcmd/bgcmd/runner"
 )
@@ -153,15 +154,21 @@ func (o *runFlags) startOptions() (runner.StartOptions, error) {
 
 // recordBadPolicy records a start refused because the policy file does
 // not load, as every refusal is recorded for audit. Failing to record it is
-// not worth a second error: the refusal itself is what the user sees.
-func (g *globals) recordBadPolicy(ctx context.Context, argv []string, so runner.StartOptions, loadErr error) {
+// not worth a second error: the refusal itself is what the user sees. But
+// a lean bgcmd whose store needs bgcmd-full (a new home) returns that
+// error, so that bgcmd-full refuses the run and records it.
+func (g *globals) recordBadPolicy(ctx context.Context, argv []string, so runner.StartOptions, loadErr error) error {
 	a, err := g.openJobs(ctx, true)
+	if errors.Is(err, jobstore.ErrLeanBuild) {
+		return err
+	}
 	if err != nil {
-		return
+		return nil
 	}
 	defer a.close()
 	_ = a.store.RecordRefusal(ctx, &bgcmd.Refusal{Session: a.session, Argv: argv, Cwd: so.Cwd,
 		Code: string(policy.CodeBadPolicy), Message: "the policy file does not load: " + loadErr.Error()})
+	return nil
 }
 
 func (g *globals) run(cmd *cobra.Command, argv []string, o runFlags) error {
@@ -176,7 +183,9 @@ func (g *globals) run(cmd *cobra.Command, argv []string, o runFlags) error {
 	if err != nil {
 		var le *policy.LoadError
 		if errors.As(err, &le) {
-			g.recordBadPolicy(ctx, argv, so, err)
+			if err := g.recordBadPolicy(ctx, argv, so, err); err != nil {
+				return err
+			}
 			return &exitError{code: exitRefused, msg: "refused: the policy file does not load: " + err.Error(),
 				kind: string(policy.CodeBadPolicy), hint: "fix the policy file at the line named, then run again"}
 		}
