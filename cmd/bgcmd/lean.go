@@ -23,7 +23,8 @@ func newMCPCmd(*globals) *cobra.Command { return handedCmd("mcp", mcpShort) }
 func newGitCmd(*globals) *cobra.Command { return handedCmd("git", gitShort) }
 func newUICmd(*globals) *cobra.Command  { return handedCmd("ui", uiShort) }
 
-// handedCmd is the command name, which bgcmd-full serves.
+// handedCmd is the command name as a lean bgcmd has it: one that hands
+// the command line to bgcmd-full, for its help as for the command itself.
 func handedCmd(name, short string) *cobra.Command {
 	why := errors.New("bgcmd " + name + " is served by " + launch.FullName)
 	cmd := &cobra.Command{

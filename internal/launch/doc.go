@@ -1,7 +1,9 @@
 // Package launch starts a detached supervisor process with system calls
 // alone: which file (bgcmd-supervisor beside bgcmd, or bgcmd itself), with
 // which argv, environment and descriptors. internal/spawn wraps what it
-// returns in files for the runner.
+// returns in files for the runner. It also says where bgcmd's other
+// binaries are (Beside: make build puts the three side by side) and
+// whether this binary is a lean build (Lean, LeanTag).
 //
 // It imports only syscall, sync and errors, and declares no variable that
 // needs initialising, so that bgcmd's early start (cmd/bgcmd/internal/earlysup),

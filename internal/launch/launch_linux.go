@@ -27,11 +27,12 @@ const FullName = "bgcmd-full"
 // LeanTag is the build tag of bgcmd's lean binaries (make build):
 // bgcmd-supervisor and bgcmd itself. Their store (internal/jobstore's
 // lean_build.go) leaves out the PostgreSQL driver and the migrations, and
-// bgcmd leaves out the MCP server, the web view and the git tools; each
-// links some 160 and 180 packages rather than 330. The everyday path (a
-// `bgcmd run`, a status, the output of a migrated SQLite store) needs
-// nothing else; a lean bgcmd hands every other command to bgcmd-full
-// beside it, and a supervisor of a PostgreSQL store is bgcmd-full.
+// bgcmd leaves out the MCP server, the web view and the git tools:
+// bgcmd-supervisor links some 160 packages and the lean bgcmd 180, where
+// bgcmd-full links 330. The everyday path (a `bgcmd run`, a status, the
+// output of a migrated SQLite store) needs nothing else; a lean bgcmd hands
+// every other command to bgcmd-full beside it, and a supervisor of a
+// PostgreSQL store is bgcmd-full.
 const LeanTag = "bgcmd_lean"
 
 // StampSymbol is the variable the linker's -X sets to a binary's build
