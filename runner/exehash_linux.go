@@ -35,8 +35,11 @@ var exeHashes = struct {
 // as the policy resolved it), or "" when it cannot be read (an
 // execute-only binary, say): the hash is evidence, never a gate. It is
 // cached by (path, device, inode, size, mtime, ctime), checked on the open
-// file, so the common start of the same tool costs one open and one fstat.
-func hashExecutable(path string) string {
+// file, in this process and in the home's digest cache (disk), so the
+// common start of the same tool costs one open and one fstat, and a new
+// process (every `bgcmd run`) one small read more. A file changed within
+// disk's racy window is hashed at every start (see exeDigests.settled).
+func hashExecutable(path string, disk exeDigests) string {
 	f, err := os.Open(path)
 	if err != nil {
 		return ""
@@ -52,21 +55,31 @@ func hashExecutable(path string) string {
 	if hit {
 		return sum
 	}
+	if sum, hit = disk.lookup(key); hit {
+		remember(key, sum)
+		return sum
+	}
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
 		return ""
 	}
 	sum = hex.EncodeToString(h.Sum(nil))
-	if after, ok := fileKey(f, path); !ok || after != key {
-		return sum // written while hashed: right for these bytes, not cached
+	if after, ok := fileKey(f, path); !ok || after != key || !disk.settled(key) {
+		return sum // written while hashed, or just now: right for these bytes, not cached
 	}
+	remember(key, sum)
+	disk.record(key, sum)
+	return sum
+}
+
+// remember caches sum for key in this process.
+func remember(key exeKey, sum string) {
 	exeHashes.Lock()
+	defer exeHashes.Unlock()
 	if len(exeHashes.m) >= maxExeHashCache {
 		exeHashes.m = map[exeKey]string{}
 	}
 	exeHashes.m[key] = sum
-	exeHashes.Unlock()
-	return sum
 }
 
 // fileKey is the open file's identity and version; ok is false for

@@ -125,6 +125,8 @@ type Runner struct {
 	boot     string
 	selfPID  int
 	selfTime int64
+	// digests keeps executables' sha256 across this home's processes.
+	digests exeDigests
 
 	keepSpare     bool
 	transient     bool
@@ -217,8 +219,9 @@ func newRunner(ctx context.Context, home string, opts Options) (*Runner, error) 
 	}
 	r := &Runner{
 		store: opts.Store, home: home, jobsDir: filepath.Join(home, "jobs"),
-		arts:   &artifacts.Store{Dir: filepath.Join(home, "artifacts")},
-		policy: opts.Policy, detached: opts.Detached, binary: opts.Binary,
+		digests: exeDigests{path: filepath.Join(home, digestsFile), racy: racyWindow},
+		arts:    &artifacts.Store{Dir: filepath.Join(home, "artifacts")},
+		policy:  opts.Policy, detached: opts.Detached, binary: opts.Binary,
 		session: opts.Session, now: opts.Now, boot: bootID(), keepSpare: opts.Spare && opts.Detached,
 		transient: opts.Transient, selfPID: os.Getpid(), live: map[string]*supervisor{}, workers: newWorkers(),
 	}

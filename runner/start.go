@@ -82,7 +82,7 @@ func (r *Runner) Start(ctx context.Context, argv []string, o StartOptions) (*bgc
 	// failed to), so the handle is released here.
 	defer dec.Close()
 	job := &bgcmd.Job{
-		Session: session, Argv: dec.Argv, Exe: dec.Exe, ExeSHA256: hashExecutable(dec.Exe), Cwd: dec.Cwd,
+		Session: session, Argv: dec.Argv, Exe: dec.Exe, ExeSHA256: hashExecutable(dec.Exe, r.digests), Cwd: dec.Cwd,
 		EnvReplaced: dec.EnvReplaced, EnvNames: dec.EnvNames,
 		Timeout: dec.Timeout, KillGrace: dec.KillGrace, MaxOutputBytes: dec.MaxOutputBytes,
 		Labels: o.Labels, SupervisorPID: r.selfPID, SupervisorStart: r.selfTime,
