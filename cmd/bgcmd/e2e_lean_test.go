@@ -179,3 +179,18 @@ func TestLeanVersionNamesFull(t *testing.T) {
 	require.Contains(t, h.ok("version"), "\nfull "+filepath.Join(filepath.Dir(h.bin), launch.FullName)+
 		": missing, so mcp, ui, git, PostgreSQL stores and migrations fail; install it with bgcmd (make build makes both)\n")
 }
+
+// The shell completion of the commands the lean bgcmd hands over is
+// bgcmd-full's: the same candidates, flags included.
+func TestLeanBgcmdHandsCompletionToFull(t *testing.T) {
+	t.Parallel()
+	h := newHome(t)
+	full := *h
+	full.bin = filepath.Join(filepath.Dir(binary), launch.FullName)
+	for _, args := range [][]string{{"git", ""}, {"mcp", "--r"}, {"ui", "--l"}, {"git", "log", "--max"}} {
+		args = append([]string{"__complete"}, args...)
+		want := full.ok(args...)
+		require.Contains(t, want, "\t", "%v completes to something", args)
+		require.Equal(t, want, h.ok(args...), "%v", args)
+	}
+}

@@ -24,7 +24,8 @@ func newGitCmd(*globals) *cobra.Command { return handedCmd("git", gitShort) }
 func newUICmd(*globals) *cobra.Command  { return handedCmd("ui", uiShort) }
 
 // handedCmd is the command name as a lean bgcmd has it: one that hands
-// the command line to bgcmd-full, for its help as for the command itself.
+// the command line to bgcmd-full, for its help and the shell completion of
+// its arguments as for the command itself.
 func handedCmd(name, short string) *cobra.Command {
 	why := errors.New("bgcmd " + name + " is served by " + launch.FullName)
 	cmd := &cobra.Command{
@@ -32,6 +33,12 @@ func handedCmd(name, short string) *cobra.Command {
 		Short:              short,
 		DisableFlagParsing: true,
 		RunE:               func(*cobra.Command, []string) error { return handOver(why) },
+		// Shell completion of its arguments (`bgcmd __complete git …`) is
+		// bgcmd-full's too.
+		ValidArgsFunction: func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			fmt.Fprintln(os.Stderr, "bgcmd:", handOver(why))
+			return nil, cobra.ShellCompDirectiveError
+		},
 	}
 	cmd.SetHelpFunc(func(*cobra.Command, []string) {
 		fmt.Fprintln(os.Stderr, "bgcmd:", handOver(why))
