@@ -79,13 +79,16 @@ func TestLeanBgcmdHandsMCPToFullInPlace(t *testing.T) {
 	require.NoError(t, cmd.Start())
 	full := filepath.Join(filepath.Dir(binary), launch.FullName)
 	pid := cmd.Process.Pid
-	eventually(t, "the mcp process to be bgcmd-full", func() bool {
-		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
-		return err == nil && exe == full
+	// The executable changes before the new arguments are in place (the
+	// kernel sets them up later in the exec): both are waited for.
+	var exe, cmdline string
+	eventually(t, "the mcp process to be bgcmd-full with its arguments", func() bool {
+		e, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+		c, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		exe, cmdline = e, string(c)
+		return exe == full && cmdline != ""
 	})
-	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	require.NoError(t, err)
-	require.Equal(t, full+"\x00mcp\x00", string(cmdline))
+	require.Equal(t, full+"\x00mcp\x00", cmdline)
 	require.NoError(t, stdin.Close()) // the client leaves: the server ends
 	require.NoError(t, cmd.Wait())
 }
