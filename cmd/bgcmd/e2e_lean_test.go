@@ -179,8 +179,13 @@ func TestLeanVersionNamesFull(t *testing.T) {
 	h := newHome(t)
 	require.Contains(t, h.ok("version"), "\nfull "+filepath.Join(filepath.Dir(binary), launch.FullName)+"\n")
 	h.bin = filepath.Join(copyBinaries(t, "bgcmd"), "bgcmd")
-	require.Contains(t, h.ok("version"), "\nfull "+filepath.Join(filepath.Dir(h.bin), launch.FullName)+
+	full := filepath.Join(filepath.Dir(h.bin), launch.FullName)
+	require.Contains(t, h.ok("version"), "\nfull "+full+
 		": missing, so mcp, ui, git, PostgreSQL stores and migrations fail; install it with bgcmd (make build makes both)\n")
+	// A lean build under its name is named as what the hand-over refuses.
+	require.NoError(t, os.Link(h.bin, full))
+	require.Contains(t, h.ok("version"), "\nfull "+full+
+		": is a lean build itself, not the full bgcmd, so it is not used; rebuild both with make build\n")
 }
 
 // The shell completion of the commands the lean bgcmd hands over is

@@ -61,12 +61,8 @@ func handOver(why error) error {
 	if err != nil {
 		return fmt.Errorf("%w; %s is not a bgcmd binary (%v): rebuild both with make build", why, full, err)
 	}
-	if stampOf(bi) != launch.BuildStamp() {
-		return fmt.Errorf("%w; %s is of another build than this bgcmd: rebuild both with make build", why, full)
-	}
-	if isLean(bi) {
-		// It would hand the command on to itself, and so on for ever.
-		return fmt.Errorf("%w; %s is a lean build itself, not the full bgcmd: rebuild both with make build", why, full)
+	if m := fullMismatch(bi); m != "" {
+		return fmt.Errorf("%w; %s %s: rebuild both with make build", why, full, m)
 	}
 	launch.DiscardEarly() // its descriptors close on exec anyway: it exits
 	argv := append([]string{full}, os.Args[1:]...)
@@ -74,13 +70,18 @@ func handOver(why error) error {
 	return fmt.Errorf("%w; %s could not be started: %v", why, full, err)
 }
 
-// isLean says whether bi is the build information of a binary built with
-// the lean tag (launch.LeanTag).
-func isLean(bi *buildinfo.BuildInfo) bool {
+// fullMismatch says why the binary whose build information is bi is not
+// the bgcmd-full of this build ("" when it is): one of another build, or a
+// lean build itself, which would hand the command on to itself for ever.
+// handOver refuses it for that, and `bgcmd version` says so.
+func fullMismatch(bi *buildinfo.BuildInfo) string {
+	if stampOf(bi) != launch.BuildStamp() {
+		return "is of another build than this bgcmd"
+	}
 	for _, s := range bi.Settings {
 		if s.Key == "-tags" && slices.Contains(strings.Split(s.Value, ","), launch.LeanTag) {
-			return true
+			return "is a lean build itself, not the full bgcmd"
 		}
 	}
-	return false
+	return ""
 }

@@ -75,8 +75,10 @@ func readFull() *fullInfo {
 		info.Note = "missing, so mcp, ui, git, PostgreSQL stores and migrations fail; install it with bgcmd (make build makes both)"
 	case err != nil:
 		info.Note = "unreadable: " + err.Error()
-	case stampOf(bi) != launch.BuildStamp():
-		info.Note = "of another build, so it is not used; rebuild both with make build"
+	default:
+		if m := fullMismatch(bi); m != "" {
+			info.Note = m + ", so it is not used; rebuild both with make build"
+		}
 	}
 	return info
 }
