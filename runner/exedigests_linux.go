@@ -5,9 +5,10 @@ package runner
 import (
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/bgcmd/bgcmd/internal/atomicfile"
 )
 
 // digestsFile is the file in the home that keeps executables' sha256
@@ -89,25 +90,10 @@ func (d exeDigests) record(key exeKey, sum string) {
 			entries = append(entries, e)
 		}
 	}
-	data, err := json.Marshal(entries)
-	if err != nil {
-		return
-	}
 	// Replaced whole by a rename, so a reader sees the old list or the
 	// new one; not fsynced: after a crash, a lost update is a later miss.
-	f, err := os.CreateTemp(filepath.Dir(d.path), "."+digestsFile+".tmp*")
-	if err != nil {
-		return
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), d.path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
+	if data, err := json.Marshal(entries); err == nil {
+		_ = atomicfile.Replace(d.path, data)
 	}
 }
 

@@ -1,7 +1,8 @@
 // Package atomicfile writes small files so that a crash leaves either the
 // old file or the whole new one: a temporary file beside the target,
 // fsynced, renamed over it, then the directory fsynced. Exit records and
-// output indexes are written this way.
+// output indexes are written this way; caches, whose lost update only
+// makes them miss, the same way without the fsyncs (Replace).
 package atomicfile
 
 import (
@@ -13,14 +14,29 @@ import (
 // Write replaces path with data atomically and durably. On error the
 // temporary file is removed and the target is left as it was.
 func Write(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err := replace(path, data, true); err != nil {
+		return err
+	}
+	return SyncDir(filepath.Dir(path))
+}
+
+// Replace replaces path with data atomically but not durably: a reader
+// sees the old file or the whole new one, and after a crash either may be
+// there, or the old one whole. It is for caches, which a lost update only
+// makes miss. On error the temporary file is removed and the target is
+// left as it was.
+func Replace(path string, data []byte) error { return replace(path, data, false) }
+
+// replace writes data to a temporary file beside path, fsyncs it when
+// durable, and renames it over path.
+func replace(path string, data []byte, durable bool) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	tmp := f.Name()
 	_, err = f.Write(data)
-	if err == nil {
+	if err == nil && durable {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
@@ -33,7 +49,7 @@ func Write(path string, data []byte) error {
 		os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	return SyncDir(dir)
+	return nil
 }
 
 // SyncDir fsyncs a directory, making the names created, renamed or removed
