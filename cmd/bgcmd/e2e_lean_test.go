@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -119,6 +120,29 @@ func TestLeanBgcmdWithoutFull(t *testing.T) {
 		r := h.bgcmd(tc.args...)
 		require.Equal(t, 1, r.code, "%v: %+v", tc.args, r)
 		require.Contains(t, r.stderr, "bgcmd "+tc.cmd+" is served by bgcmd-full; "+missing, "%v", tc.args)
+	}
+	// Under --json, wherever it stands before the command's own arguments,
+	// the failed hand-over is one error object, as every other error is;
+	// a --json among git's arguments after -- is git's, not bgcmd's.
+	for _, args := range [][]string{
+		{"--json", "mcp"}, {"mcp", "--json"}, {"--json", "git", "log"}, {"git", "--json=true", "log"},
+		{"--json", "help", "mcp"}, {"help", "mcp", "--json"}, {"ui", "--json", "--addr", "127.0.0.1:0"},
+	} {
+		r := h.bgcmd(args...)
+		require.Equal(t, 1, r.code, "%v: %+v", args, r)
+		require.Empty(t, r.stdout, args)
+		var e struct {
+			Error struct{ Code, Message, Hint string }
+		}
+		require.NoError(t, json.Unmarshal([]byte(r.stderr), &e), "%v: stderr %q", args, r.stderr)
+		require.Equal(t, "runtime", e.Error.Code, args)
+		require.Contains(t, e.Error.Message, " is served by bgcmd-full; "+missing, args)
+		require.Equal(t, 1, strings.Count(strings.TrimSpace(r.stderr), "\n")+1, "one line: %q", r.stderr)
+	}
+	for _, args := range [][]string{{"git", "--", "--json"}, {"--json=false", "mcp"}} {
+		r := h.bgcmd(args...)
+		require.Equal(t, 1, r.code, "%v: %+v", args, r)
+		require.True(t, strings.HasPrefix(r.stderr, "bgcmd: bgcmd "), "%v: a line, not JSON: %q", args, r.stderr)
 	}
 	r := h.bgcmd("--db", "postgres://nobody@/nowhere?host=/nonexistent", "list")
 	require.Equal(t, 1, r.code, "%+v", r)

@@ -23,6 +23,40 @@ const (
 	uiShort  = "Serve a read-only web view of the history and the output"
 )
 
+// unparsedError is an error of a command line that bgcmd did not parse
+// (one a lean bgcmd hands to bgcmd-full, lean.go): asJSON says whether
+// that command line asks for --json, which its flags would have said.
+type unparsedError struct {
+	error
+	asJSON bool
+}
+
+func (e unparsedError) Unwrap() error { return e.error }
+
+// unparsed is err of this process's command line, which bgcmd did not
+// parse.
+func unparsed(err error) unparsedError {
+	return unparsedError{error: err, asJSON: asksForJSON(os.Args[1:])}
+}
+
+// asksForJSON says whether the global flag --json is set among args, a
+// command line bgcmd did not parse: before any "--", the last --json or
+// --json=BOOL says, as the flag itself would.
+func asksForJSON(args []string) bool {
+	on := false
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "--json" {
+			on = true
+		} else if v, ok := strings.CutPrefix(a, "--json="); ok {
+			on, _ = strconv.ParseBool(v)
+		}
+	}
+	return on
+}
+
 // handOverIfLean hands this process's command line to bgcmd-full when this
 // bgcmd is a lean build (launch.LeanTag) and err says its store needs what
 // the build leaves out (a PostgreSQL store, or a store to migrate:

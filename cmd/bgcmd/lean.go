@@ -32,7 +32,7 @@ func handedCmd(name, short string) *cobra.Command {
 		Use:                name,
 		Short:              short,
 		DisableFlagParsing: true,
-		RunE:               func(*cobra.Command, []string) error { return handOver(why) },
+		RunE:               func(*cobra.Command, []string) error { return unparsed(handOver(why)) },
 		// Shell completion of its arguments (`bgcmd __complete git …`) is
 		// bgcmd-full's too.
 		ValidArgsFunction: func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
@@ -41,8 +41,8 @@ func handedCmd(name, short string) *cobra.Command {
 		},
 	}
 	cmd.SetHelpFunc(func(*cobra.Command, []string) {
-		fmt.Fprintln(os.Stderr, "bgcmd:", handOver(why))
-		os.Exit(exitRuntime)
+		err := unparsed(handOver(why))
+		os.Exit(report(err, err.asJSON))
 	})
 	return cmd
 }

@@ -38,6 +38,16 @@ func execute(args []string) int {
 	if f := root.PersistentFlags().Lookup("json"); f != nil {
 		asJSON = f.Value.String() == "true"
 	}
+	var un unparsedError
+	if errors.As(err, &un) {
+		asJSON = un.asJSON
+	}
+	return report(err, asJSON)
+}
+
+// report writes err to stderr, as a line or with asJSON as one object
+// (see errorObject), and returns the exit code it calls for.
+func report(err error, asJSON bool) int {
 	code := exitCodeFor(err)
 	var ex *exitError
 	if errors.As(err, &ex) {
