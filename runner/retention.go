@@ -18,6 +18,7 @@ import (
 
 	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/artifacts"
+	"github.com/bgcmd/bgcmd/internal/atomicfile"
 	"github.com/bgcmd/bgcmd/internal/jobstore"
 )
 
@@ -315,6 +316,10 @@ type GCReport struct {
 	// does not know, and of this host's processes that have ended (their
 	// keepers died before removing them).
 	WakeSockets []GCItem `json:"wake_sockets"`
+	// TempFiles are temporary files in the home that a write of one of
+	// its files (the executables' digest cache) left behind when it was
+	// interrupted before its rename.
+	TempFiles []GCItem `json:"temp_files"`
 	// SkippedRecent counts garbage spared because it is younger than
 	// MinAge.
 	SkippedRecent int `json:"skipped_recent"`
@@ -330,14 +335,15 @@ type GCReport struct {
 // GC removes what the store no longer accounts for: artifact files (and
 // indexes, and temporary files of an interrupted bank) that no artifacts
 // row references, job directories of jobs that have settled or that the
-// store does not know, and the wake sockets of those jobs and of this
-// host's ended processes — what a crash between a delete and a file
-// removal, or a supervisor dying mid-settle, leaves behind. Running jobs'
+// store does not know, the wake sockets of those jobs and of this host's
+// ended processes, and the temporary files of interrupted writes in the
+// home — what a crash between a delete and a file removal, or a
+// supervisor dying mid-settle, leaves behind. Running jobs'
 // directories and sockets and referenced files are never touched.
 // Reconcile (which runner.New runs) first settles jobs whose supervisor
 // died, banking their logs.
 func (r *Runner) GC(ctx context.Context, o GCOptions) (*GCReport, error) {
-	rep := &GCReport{DryRun: o.DryRun, StrayFiles: []GCItem{}, JobDirs: []GCItem{}, WakeSockets: []GCItem{}}
+	rep := &GCReport{DryRun: o.DryRun, StrayFiles: []GCItem{}, JobDirs: []GCItem{}, WakeSockets: []GCItem{}, TempFiles: []GCItem{}}
 	cutoff := r.now().Add(-o.MinAge)
 	unlock, err := r.arts.Lock(true)
 	if err != nil {
@@ -356,6 +362,10 @@ func (r *Runner) GC(ctx context.Context, o GCOptions) (*GCReport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gc: %w", err)
 	}
+	temps, err := r.tempFiles()
+	if err != nil {
+		return nil, fmt.Errorf("gc: %w", err)
+	}
 	var errs []error
 	if !o.DryRun {
 		n, err := r.store.DeleteStrayBlobs(ctx, cutoff)
@@ -365,6 +375,7 @@ func (r *Runner) GC(ctx context.Context, o GCOptions) (*GCReport, error) {
 	rep.StrayFiles = rep.sweep(files, removeExisting, o, cutoff, &errs)
 	rep.JobDirs = rep.sweep(dirs, os.RemoveAll, o, cutoff, &errs)
 	rep.WakeSockets = rep.sweep(socks, removeExisting, o, cutoff, &errs)
+	rep.TempFiles = rep.sweep(temps, removeExisting, o, cutoff, &errs)
 	return rep, errors.Join(errs...)
 }
 
@@ -451,6 +462,29 @@ func (r *Runner) strayFiles(ctx context.Context) ([]GCItem, error) {
 			reason = "not an artifact (left by an interrupted bank?)"
 		}
 		out = append(out, GCItem{Path: f.path, Bytes: f.bytes, Reason: reason})
+	}
+	return out, nil
+}
+
+// tempFiles lists the temporary files in the home that an interrupted
+// write of the executables' digest cache left (atomicfile.IsTemp): the
+// only file of the home written that way.
+func (r *Runner) tempFiles() ([]GCItem, error) {
+	entries, err := os.ReadDir(r.home)
+	if err != nil {
+		return nil, fmt.Errorf("scan %s: %w", r.home, err)
+	}
+	var out []GCItem
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !atomicfile.IsTemp(r.digests.path, e.Name()) {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil {
+			continue // removed meanwhile
+		}
+		out = append(out, GCItem{Path: filepath.Join(r.home, e.Name()), Bytes: fi.Size(),
+			Reason: "the temporary file of an interrupted write of " + r.digests.path})
 	}
 	return out, nil
 }

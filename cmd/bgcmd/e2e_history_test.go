@@ -149,23 +149,38 @@ func TestGCRemovesWhatACrashLeftBehind(t *testing.T) {
 		require.NoError(t, os.MkdirAll(d, 0o700))
 		require.NoError(t, os.WriteFile(filepath.Join(d, "stdout.log"), []byte("x"), 0o600))
 	}
+	// A crash between writing the digest cache's temporary file and
+	// renaming it over the cache leaves the temporary file in the home.
+	digests := filepath.Join(h.dir, "exe-digests.json")
+	require.FileExists(t, digests, "the start cached its executable's digest")
+	tmp := filepath.Join(h.dir, ".exe-digests.json.tmp2718281828")
+	require.NoError(t, os.WriteFile(tmp, []byte(`[{"path":`), 0o600))
+	notOurs := filepath.Join(h.dir, ".notes.tmp1")
+	require.NoError(t, os.WriteFile(notOurs, []byte("someone else's"), 0o600))
 
 	out := h.ok("gc")
-	require.Contains(t, out, "spared 3 younger than 15m", "a fresh file may be a bank in progress")
+	require.Contains(t, out, "spared 4 younger than 15m", "a fresh file may be a bank or a write in progress")
 	require.FileExists(t, stray)
+	require.FileExists(t, tmp)
 
 	var rep map[string]any
 	require.NoError(t, json.Unmarshal([]byte(h.ok("--json", "gc", "--min-age", "0s", "--dry-run")), &rep))
 	require.Len(t, rep["stray_files"], 1)
 	require.Len(t, rep["job_dirs"], 2)
+	require.Len(t, rep["temp_files"], 1)
 	require.FileExists(t, stray)
+	require.FileExists(t, tmp)
 
 	out = h.ok("gc", "--min-age", "0s")
 	require.Contains(t, out, "removed "+stray)
-	require.Contains(t, out, "removed 1 stray file(s) and 2 leftover job dir(s)")
+	require.Contains(t, out, "removed "+tmp+" (9 B): the temporary file of an interrupted write of "+digests)
+	require.Contains(t, out, "removed 1 stray file(s), 2 leftover job dir(s) and 1 temporary file(s)")
 	require.NoFileExists(t, stray)
 	require.NoDirExists(t, leftover)
 	require.NoDirExists(t, unknown)
+	require.NoFileExists(t, tmp)
+	require.FileExists(t, digests, "the cache itself stays")
+	require.FileExists(t, notOurs, "a file bgcmd did not write stays")
 	require.FileExists(t, keptFile, "referenced output stays")
 	require.Equal(t, "out: exiting with 0\n", h.ok("output", kept))
 }

@@ -17,13 +17,14 @@ func newGCCmd(g *globals) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "gc [--min-age DUR] [--dry-run]",
-		Short: "Remove stray output files, leftover job directories and stale wake sockets",
+		Short: "Remove stray output files, leftover job directories, stale wake sockets and temporary files",
 		Long: `Remove what the database no longer accounts for, and report it: files under
 <home>/artifacts that no artifact record references (left by a crash during
 prune, or by an interrupted bank), directories under <home>/jobs of jobs
 that have settled or that the database does not know, and the wake sockets
 (in the wake folder beside the database) of those jobs and of this host's
-ended processes, left by a supervisor or a host that was killed. Running
+ended processes, left by a supervisor or a host that was killed, and the
+temporary files in the home of a write that a crash interrupted. Running
 jobs and referenced files are never touched, and neither is anything
 changed less than --min-age ago (default 15m): a supervisor may be banking
 it right now. Jobs whose supervisor died are reconciled first.`,
@@ -53,15 +54,19 @@ it right now. Jobs whose supervisor died are reconciled first.`,
 			if dryRun {
 				verb = "would remove"
 			}
-			for _, it := range slices.Concat(rep.StrayFiles, rep.JobDirs, rep.WakeSockets) {
+			for _, it := range slices.Concat(rep.StrayFiles, rep.JobDirs, rep.WakeSockets, rep.TempFiles) {
 				if _, werr := fmt.Fprintf(out, "%s %s (%s): %s\n", verb, it.Path, fmtBytes(it.Bytes), it.Reason); werr != nil {
 					return werr
 				}
 			}
 			counts := []string{fmt.Sprintf("%d stray file(s)", len(rep.StrayFiles)),
 				fmt.Sprintf("%d leftover job dir(s)", len(rep.JobDirs))}
-			if n := len(rep.WakeSockets); n > 0 { // named only when there are any
+			// These two are named only when there are any.
+			if n := len(rep.WakeSockets); n > 0 {
 				counts = append(counts, fmt.Sprintf("%d stale wake socket(s)", n))
+			}
+			if n := len(rep.TempFiles); n > 0 {
+				counts = append(counts, fmt.Sprintf("%d temporary file(s)", n))
 			}
 			last := len(counts) - 1
 			msg := fmt.Sprintf("%s %s and %s, %s in all", verb, strings.Join(counts[:last], ", "), counts[last],

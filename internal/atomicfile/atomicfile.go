@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Write replaces path with data atomically and durably. On error the
@@ -30,7 +31,7 @@ func Replace(path string, data []byte) error { return replace(path, data, false)
 // replace writes data to a temporary file beside path, fsyncs it when
 // durable, and renames it over path.
 func replace(path string, data []byte, durable bool) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	f, err := os.CreateTemp(filepath.Dir(path), tempPrefix(path)+"*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -50,6 +51,18 @@ func replace(path string, data []byte, durable bool) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// tempPrefix begins the name of every temporary file written for path;
+// os.CreateTemp ends it with a random decimal number.
+func tempPrefix(path string) string { return "." + filepath.Base(path) + ".tmp" }
+
+// IsTemp says whether name, a file in path's directory, is a temporary
+// file that Write or Replace made for path: one a crash between its write
+// and its rename left behind, unless a write of path is in progress.
+func IsTemp(path, name string) bool {
+	rest, ok := strings.CutPrefix(name, tempPrefix(path))
+	return ok && rest != "" && strings.Trim(rest, "0123456789") == ""
 }
 
 // SyncDir fsyncs a directory, making the names created, renamed or removed

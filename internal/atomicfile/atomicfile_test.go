@@ -44,3 +44,19 @@ func TestReplaceReplacesTheFileAndLeavesNoTemporary(t *testing.T) {
 	require.Len(t, entries, 1, "no temporary file is left behind")
 	require.ErrorContains(t, atomicfile.Replace(filepath.Join(dir, "gone", "x"), nil), filepath.Join(dir, "gone", "x"))
 }
+
+// IsTemp names the temporary files Write and Replace make for a path, and
+// nothing else: not the file itself, nor another file's temporary.
+func TestIsTempNamesTheTemporaryFilesOfAPath(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "cache.json")
+	// A temporary file as a write interrupted before its rename leaves it.
+	f, err := os.CreateTemp(dir, ".cache.json.tmp*")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	require.True(t, atomicfile.IsTemp(path, filepath.Base(f.Name())), f.Name())
+	for _, name := range []string{"cache.json", ".cache.json.tmp", ".cache.json.tmp12a", ".other.json.tmp123",
+		"cache.json.tmp123", ".cache.json.tmp123/x"} {
+		require.False(t, atomicfile.IsTemp(path, name), name)
+	}
+}
