@@ -69,16 +69,15 @@ func Start(binary string, postgres bool, logFD int, hold func(fd int)) (Proc, er
 			return fail(&Error{Op: "start supervisor", Err: err})
 		}
 	}
-	stdin, err := syscall.Open("/dev/null", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	// One descriptor of the null device serves as its input and, without
+	// a log, its output.
+	null, err := syscall.Open("/dev/null", syscall.O_RDWR|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return fail(&Error{Op: "start supervisor: open /dev/null", Err: err})
 	}
-	defer syscall.Close(stdin)
+	defer syscall.Close(null)
 	if logFD < 0 {
-		if logFD, err = syscall.Open("/dev/null", syscall.O_WRONLY|syscall.O_CLOEXEC, 0); err != nil {
-			return fail(&Error{Op: "start supervisor: open /dev/null", Err: err})
-		}
-		defer syscall.Close(logFD)
+		logFD = null
 	}
 	// syscall.ForkExec rather than os.StartProcess or os/exec: this
 	// package stays clear of os (see the package comment), and
@@ -87,7 +86,7 @@ func Start(binary string, postgres bool, logFD int, hold func(fd int)) (Proc, er
 	// more before this one, on the path every `bgcmd run` waits for.
 	pid, path, err := forkExec(binary, postgres, &syscall.ProcAttr{
 		Dir: "/", Env: Env(),
-		Files: []uintptr{uintptr(stdin), uintptr(logFD), uintptr(logFD), uintptr(supConn), uintptr(statusW)},
+		Files: []uintptr{uintptr(null), uintptr(logFD), uintptr(logFD), uintptr(supConn), uintptr(statusW)},
 		Sys:   &syscall.SysProcAttr{Setsid: true},
 	})
 	if err != nil {
