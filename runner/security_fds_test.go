@@ -52,6 +52,19 @@ func openFDs(t *testing.T, pid int) []string {
 	return fds
 }
 
+// fdTargets lists what each open descriptor of process pid names, for
+// failure messages.
+func fdTargets(pid int) []string {
+	dir := filepath.Join("/proc", strconv.Itoa(pid), "fd")
+	entries, _ := os.ReadDir(dir)
+	var out []string
+	for _, e := range entries {
+		target, _ := os.Readlink(filepath.Join(dir, e.Name()))
+		out = append(out, e.Name()+" -> "+target)
+	}
+	return out
+}
+
 // inNanosleep reports whether process pid is blocked in a sleep system call.
 func inNanosleep(pid int) bool {
 	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "syscall"))

@@ -69,8 +69,14 @@ func listenWake(dir, id string, threadWait bool) (*wakeListener, error) {
 			unix.Close(fd)
 			return nil, fmt.Errorf("listen for wakes: %w", err)
 		}
-		w := &wakeListener{dirWatch: &dirWatch{C: make(chan struct{}, 1), halt: r.stop}, dir: dir, name: id}
+		// Close returns once the loop has closed the socket and its stop:
+		// a supervisor asked back says it is free right after its job,
+		// holding nothing of that job by then.
+		released := make(chan struct{})
+		halt := func() { r.stop(); <-released }
+		w := &wakeListener{dirWatch: &dirWatch{C: make(chan struct{}, 1), halt: halt}, dir: dir, name: id}
 		go func() {
+			defer close(released)
 			defer r.Close() // once its loop is over: no Read runs
 			w.loop(r)
 		}()

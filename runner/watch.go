@@ -21,7 +21,8 @@ type dirWatch struct {
 	f    *os.File
 	C    chan struct{}
 	once sync.Once
-	// halt stops the loop, once; nil: close f, in the background.
+	// halt stops the loop, once, and returns when the loop has released
+	// what it reads; nil: close f, in the background.
 	halt func()
 }
 
