@@ -39,15 +39,18 @@ import (
 // job. Within its block each `bgcmd run` meets the previous one's
 // supervisor, as a burst of runs does. It reports the medians and 90th
 // percentiles and the ratios of the medians to raw exec and to both
-// floors.
+// floors, and the median CPU time of the process the caller waits for
+// (bgcmd's CLI, each floor's first process; not the second processes,
+// which outlive them).
 func BenchmarkCLIRun(b *testing.B) {
 	h := newHome(b, "", defaultPolicy(b))
 	h.mustRun(0, "list") // the database exists before the first timing
 	floorBin, linkedBin := buildFloor(b, ""), buildFloor(b, "linked")
 	floorDB := filepath.Join(b.TempDir(), "floor.db")
-	// runFloor returns how long one run of the floor program bin took and
-	// the pid of the second process it started, which outlives it.
-	runFloor := func(bin string) (time.Duration, int) {
+	// runFloor returns how long one run of the floor program bin took, the
+	// CPU time of its first process, and the pid of the second process it
+	// started, which outlives it.
+	runFloor := func(bin string) (time.Duration, time.Duration, int) {
 		cmd := exec.Command(bin, floorDB, "/bin/true")
 		cmd.Dir = h.root
 		start := time.Now()
@@ -60,18 +63,19 @@ func BenchmarkCLIRun(b *testing.B) {
 		if _, err := fmt.Sscan(string(out), &id, &pid); err != nil {
 			b.Fatalf("floor printed %q: %v", out, err)
 		}
-		return took, pid
+		return took, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), pid
 	}
-	_, pid := runFloor(floorBin) // its database exists before the first timing too
+	_, _, pid := runFloor(floorBin) // its database exists before the first timing too
 	awaitGone(b, []int{pid})
 	ctx := context.Background()
 	var cli, raw, floor, linked []time.Duration
-	floorBlock := func(bin string, into *[]time.Duration) func() {
+	var cliCPU, floorCPU, linkedCPU []time.Duration
+	floorBlock := func(bin string, into, cpuInto *[]time.Duration) func() {
 		return func() {
 			pids := make([]int, 0, cliBlock)
 			for range cliBlock {
-				took, pid := runFloor(bin)
-				*into, pids = append(*into, took), append(pids, pid)
+				took, cpu, pid := runFloor(bin)
+				*into, *cpuInto, pids = append(*into, took), append(*cpuInto, cpu), append(pids, pid)
 			}
 			awaitGone(b, pids)
 		}
@@ -80,8 +84,8 @@ func BenchmarkCLIRun(b *testing.B) {
 	b.ResetTimer()
 	for i := range max(b.N, cliMinBlocks) {
 		benchkit.InTurn(i,
-			floorBlock(floorBin, &floor),
-			floorBlock(linkedBin, &linked),
+			floorBlock(floorBin, &floor, &floorCPU),
+			floorBlock(linkedBin, &linked, &linkedCPU),
 			func() {
 				ids := make([]string, 0, cliBlock)
 				for range cliBlock {
@@ -90,6 +94,7 @@ func BenchmarkCLIRun(b *testing.B) {
 						b.Fatalf("%v %s", err, res)
 					}
 					cli, ids = append(cli, res.took), append(ids, string(res.stdout[:len(res.stdout)-1]))
+					cliCPU = append(cliCPU, res.cpu)
 				}
 				// Waited out through the process table, not the store: a
 				// connection of this process would keep the last supervisor
@@ -120,6 +125,11 @@ func BenchmarkCLIRun(b *testing.B) {
 	lmed := percentile(linked, 50)
 	b.ReportMetric(ms(lmed), "linked-floor-median-ms")
 	b.ReportMetric(float64(med)/float64(lmed), "x-linked-floor-median")
+	// Where the time goes: the CPU of the process the caller waits for,
+	// each side's first process alone.
+	b.ReportMetric(ms(percentile(cliCPU, 50)), "cpu-median-ms")
+	b.ReportMetric(ms(percentile(floorCPU, 50)), "floor-cpu-median-ms")
+	b.ReportMetric(ms(percentile(linkedCPU, 50)), "linked-floor-cpu-median-ms")
 	b.ReportMetric(float64(len(cli)), "samples")
 	st := h.openRO()
 	defer st.Close()

@@ -166,6 +166,9 @@ type cliResult struct {
 	stdout, stderr []byte
 	code           int
 	took           time.Duration
+	// cpu is the CPU time, user and system, of the bgcmd process itself
+	// (not of the processes it started, which outlive it).
+	cpu time.Duration
 }
 
 func (r cliResult) String() string {
@@ -189,6 +192,9 @@ func (h *home) run(ctx context.Context, args ...string) (cliResult, error) {
 	start := time.Now()
 	err := cmd.Run()
 	res := cliResult{args: args, stdout: out.Bytes(), stderr: errb.Bytes(), took: time.Since(start)}
+	if ps := cmd.ProcessState; ps != nil {
+		res.cpu = ps.UserTime() + ps.SystemTime()
+	}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
