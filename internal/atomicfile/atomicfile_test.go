@@ -10,39 +10,27 @@ import (
 	"github.com/bgcmd/bgcmd/internal/atomicfile"
 )
 
-func TestWriteReplacesTheFileAndLeavesNoTemporary(t *testing.T) {
+// Write and Replace alike replace the file whole, leave no temporary
+// file behind, and fail naming the path when its directory is missing.
+func TestWriteAndReplaceReplaceTheFileAndLeaveNoTemporary(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "record.json")
-	require.NoError(t, atomicfile.Write(path, []byte("old")))
-	require.NoError(t, atomicfile.Write(path, []byte("new")))
-	got, err := os.ReadFile(path)
-	require.NoError(t, err)
-	require.Equal(t, "new", string(got))
-	entries, err := os.ReadDir(dir)
-	require.NoError(t, err)
-	require.Len(t, entries, 1, "no temporary file is left behind")
-}
-
-func TestWriteIntoAMissingDirectoryFailsNamingThePath(t *testing.T) {
-	t.Parallel()
-	path := filepath.Join(t.TempDir(), "gone", "record.json")
-	require.ErrorContains(t, atomicfile.Write(path, []byte("x")), path)
-}
-
-func TestReplaceReplacesTheFileAndLeavesNoTemporary(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "cache.json")
-	require.NoError(t, atomicfile.Replace(path, []byte("old")))
-	require.NoError(t, atomicfile.Replace(path, []byte("new")))
-	got, err := os.ReadFile(path)
-	require.NoError(t, err)
-	require.Equal(t, "new", string(got))
-	entries, err := os.ReadDir(dir)
-	require.NoError(t, err)
-	require.Len(t, entries, 1, "no temporary file is left behind")
-	require.ErrorContains(t, atomicfile.Replace(filepath.Join(dir, "gone", "x"), nil), filepath.Join(dir, "gone", "x"))
+	for name, write := range map[string]func(string, []byte) error{"Write": atomicfile.Write, "Replace": atomicfile.Replace} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			path := filepath.Join(dir, "record.json")
+			require.NoError(t, write(path, []byte("old")))
+			require.NoError(t, write(path, []byte("new")))
+			got, err := os.ReadFile(path)
+			require.NoError(t, err)
+			require.Equal(t, "new", string(got))
+			entries, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			require.Len(t, entries, 1, "no temporary file is left behind")
+			gone := filepath.Join(dir, "gone", "record.json")
+			require.ErrorContains(t, write(gone, []byte("x")), gone)
+		})
+	}
 }
 
 // IsTemp names the temporary files Write and Replace make for a path, and
