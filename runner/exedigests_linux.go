@@ -100,11 +100,10 @@ func (d exeDigests) record(key exeKey, sum string) {
 // read returns the entries of the file, none when it cannot be read. A
 // symbolic link in its place is not followed.
 func (d exeDigests) read() []digestEntry {
-	fd, err := syscall.Open(d.path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	f, err := os.OpenFile(d.path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return nil
 	}
-	f := os.NewFile(uintptr(fd), d.path)
 	defer f.Close()
 	var entries []digestEntry
 	if json.NewDecoder(f).Decode(&entries) != nil {
