@@ -157,6 +157,15 @@ func TestGCRemovesWhatACrashLeftBehind(t *testing.T) {
 	require.NoError(t, os.WriteFile(tmp, []byte(`[{"path":`), 0o600))
 	notOurs := filepath.Join(h.dir, ".notes.tmp1")
 	require.NoError(t, os.WriteFile(notOurs, []byte("someone else's"), 0o600))
+	// Named as a temporary file, but a symbolic link out of the home and a
+	// directory: neither is one bgcmd wrote, so gc follows and removes
+	// neither.
+	outside := filepath.Join(t.TempDir(), "precious")
+	require.NoError(t, os.WriteFile(outside, []byte("keep me"), 0o600))
+	link := filepath.Join(h.dir, ".exe-digests.json.tmp31415")
+	require.NoError(t, os.Symlink(outside, link))
+	dirNamed := filepath.Join(h.dir, ".exe-digests.json.tmp27182")
+	require.NoError(t, os.Mkdir(dirNamed, 0o700))
 
 	out := h.ok("gc")
 	require.Contains(t, out, "spared 4 younger than 15m", "a fresh file may be a bank or a write in progress")
@@ -181,6 +190,12 @@ func TestGCRemovesWhatACrashLeftBehind(t *testing.T) {
 	require.NoFileExists(t, tmp)
 	require.FileExists(t, digests, "the cache itself stays")
 	require.FileExists(t, notOurs, "a file bgcmd did not write stays")
+	got, err := os.ReadFile(outside)
+	require.NoError(t, err)
+	require.Equal(t, "keep me", string(got), "gc never follows a link out of the home")
+	_, err = os.Lstat(link)
+	require.NoError(t, err, "a link is not a temporary file bgcmd wrote")
+	require.DirExists(t, dirNamed)
 	require.FileExists(t, keptFile, "referenced output stays")
 	require.Equal(t, "out: exiting with 0\n", h.ok("output", kept))
 }
