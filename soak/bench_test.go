@@ -63,7 +63,7 @@ func BenchmarkCLIRun(b *testing.B) {
 		if _, err := fmt.Sscan(string(out), &id, &pid); err != nil {
 			b.Fatalf("floor printed %q: %v", out, err)
 		}
-		return took, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), pid
+		return took, cpuOf(cmd.ProcessState), pid
 	}
 	_, _, pid := runFloor(floorBin) // its database exists before the first timing too
 	awaitGone(b, []int{pid})

@@ -192,9 +192,7 @@ func (h *home) run(ctx context.Context, args ...string) (cliResult, error) {
 	start := time.Now()
 	err := cmd.Run()
 	res := cliResult{args: args, stdout: out.Bytes(), stderr: errb.Bytes(), took: time.Since(start)}
-	if ps := cmd.ProcessState; ps != nil {
-		res.cpu = ps.UserTime() + ps.SystemTime()
-	}
+	res.cpu = cpuOf(cmd.ProcessState)
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
@@ -204,6 +202,15 @@ func (h *home) run(ctx context.Context, args ...string) (cliResult, error) {
 		return res, fmt.Errorf("bgcmd %s: %w (stderr: %s)", strings.Join(args, " "), err, clip(errb.Bytes()))
 	}
 	return res, nil
+}
+
+// cpuOf is the CPU time, user and system, of the ended process ps (0 for
+// one that never started).
+func cpuOf(ps *os.ProcessState) time.Duration {
+	if ps == nil {
+		return 0
+	}
+	return ps.UserTime() + ps.SystemTime()
 }
 
 // mustRun runs bgcmd and fails the test unless it exits with want.
