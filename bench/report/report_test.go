@@ -113,6 +113,14 @@ func TestBuildReportPairsEveryFigureWithItsBaselineFromTheRecordedRun(t *testing
 		} else {
 			require.Nil(t, f.Meets, f.Name)
 		}
+		if def.Floor != nil {
+			fl := find(r, def.Floor.Pkg, def.Floor.Bench)
+			require.True(t, f.Floor.Found, "%s: its floor is in the recorded run", f.Name)
+			require.Equal(t, fl.Metrics[def.Floor.Metric], f.Floor.Value, f.Name)
+			require.NotNil(t, f.FloorMeets, f.Name)
+		} else {
+			require.Nil(t, f.Floor, f.Name)
+		}
 	}
 	for _, name := range []string{"Reconcile 1,000 orphaned jobs", "Prune 100,000 settled jobs with their files",
 		"Capture, 1 MiB writes (dd bs=1M), against the pipe floor"} {
@@ -203,11 +211,73 @@ BenchmarkCheckBaselineEvalSymlinks-2   	   39477	     10000 ns/op
 		"700 jobwise-ms/1000-orphans (min 650, max 800, 3 samples) <sub>runner/Reconcile1000Orphans</sub> | 3.57× baseline time | "+
 		figures[indexOf(t, "Reconcile 1,000 orphaned jobs")].Aim+" | **no** |", row("Reconcile 1,000 orphaned jobs"))
 	require.Contains(t, row("Capture, 1 MiB writes (dd bs=1M), against the pipe floor"), "| 80.0% of baseline speed |")
-	require.True(t, strings.HasSuffix(row("Capture, 1 MiB writes (dd bs=1M), against the pipe floor"), "| yes |"))
+	require.True(t, strings.HasSuffix(row("Capture, 1 MiB writes (dd bs=1M), against the pipe floor"), "| yes; its floor: yes (1,500 pipe-MB/s) |"),
+		"the aim is on the value, so the floor's value is shown: %s", row("Capture, 1 MiB writes (dd bs=1M), against the pipe floor"))
 	require.Contains(t, row("Detached supervisor peak RSS over one capture (1 MiB writes)"), "| 2.00× baseline size |")
 	require.Contains(t, row("Prune 100,000 settled jobs with their files"), "| not measured |")
 	require.Contains(t, md, "| runner | BenchmarkReconcile1000Orphans | 1 | 2.50 s/op (min 1.50 s, max 3.00 s, 3 samples), 700 jobwise-ms/1000-orphans (min 650, max 800, 3 samples), 2,500 ms/1000-orphans (min 1,500, max 3,000, 3 samples), 3 samples |")
 	require.NotContains(t, md, "min-ms/1000-orphans", "the range is shown with its median, not as metrics of its own")
+}
+
+// TestAMissedAimSaysWhetherItsOwnFloorMeetsIt: a figure with a floor
+// runs its aim's checks on the floor too, against the same baseline, and
+// the report counts the misses that the floor misses as well (out of
+// reach on this machine) apart from those that are bgcmd's own gap.
+func TestAMissedAimSaysWhetherItsOwnFloorMeetsIt(t *testing.T) {
+	out := `pkg: github.com/bgcmd/bgcmd/soak
+BenchmarkCLIRun-2   	       1	 40000000 ns/op	 40.0 median-ms	 2.00 raw-median-ms	 30.0 floor-median-ms	 31.0 linked-floor-median-ms
+pkg: github.com/bgcmd/bgcmd/runner
+BenchmarkLifecycleInTurn-2   	       1	 5000000 ns/op	 2000000 raw-ns/op	 3000000 floor-ns/op
+BenchmarkPrune-2   	       1	 8000000000 ns/op	 12000 jobs/s	 40000 floor-jobs/s
+`
+	r, err := parse(strings.NewReader(out), module)
+	require.NoError(t, err)
+	rep := buildReport(testMachine(), config{}, r)
+
+	run := figureByName(t, rep, "`bgcmd run -- /bin/true` until it returns, median")
+	require.False(t, *run.Meets, "20× raw misses ≤ 10×")
+	require.NotNil(t, run.Floor)
+	require.Equal(t, 30.0, run.Floor.Value)
+	require.InDelta(t, 15.0, *run.FloorRatio, 1e-12, "the floor's ratio is to the same baseline, raw exec")
+	require.False(t, *run.FloorMeets, "15× raw misses ≤ 10× too: out of reach here")
+
+	life := figureByName(t, rep, "Start overhead: /bin/true lifecycle, sequential")
+	require.False(t, *life.Meets, "2.5× raw misses ≤ 2.0×")
+	require.InDelta(t, 1.5, *life.FloorRatio, 1e-12)
+	require.True(t, *life.FloorMeets, "the floor at 1.5× raw meets it: the gap is bgcmd's")
+
+	prune := figureByName(t, rep, "Prune 100,000 settled jobs with their files")
+	require.False(t, *prune.Meets)
+	require.True(t, *prune.FloorMeets, "40,000 jobs/s meets ≥ 30,000: the check is on the value")
+
+	md := renderMarkdown(rep)
+	require.Contains(t, md, "figures: 0 meet their aim, 4 miss it (1 of them an aim that its own floor, measured in the same run, misses too: out of reach on this machine),")
+	lines := strings.Split(md, "\n")
+	row := func(name string) string {
+		for _, l := range lines {
+			if strings.Contains(l, "| "+name+" |") {
+				return l
+			}
+		}
+		t.Fatalf("no row for %q", name)
+		return ""
+	}
+	require.True(t, strings.HasSuffix(row(run.Name), "| **no**; its floor: no (15.0× baseline time) |"), row(run.Name))
+	require.True(t, strings.HasSuffix(row(life.Name), "| **no**; its floor: yes (1.50× baseline time) |"), row(life.Name))
+	require.True(t, strings.HasSuffix(row(prune.Name), "| **no**; its floor: yes (40,000 floor-jobs/s) |"), row(prune.Name))
+	require.True(t, strings.HasSuffix(row("`bgcmd run -- /bin/true` until it returns, against its floor, median"), "| **no** |"),
+		"a figure without a floor of its own says nothing more")
+
+	noFloor := `pkg: github.com/bgcmd/bgcmd/runner
+BenchmarkLifecycleInTurn-2   	       1	 5000000 ns/op	 2000000 raw-ns/op
+`
+	r, err = parse(strings.NewReader(noFloor), module)
+	require.NoError(t, err)
+	life = figureByName(t, buildReport(testMachine(), config{}, r), life.Name)
+	require.False(t, *life.Meets)
+	require.False(t, life.Floor.Found)
+	require.Nil(t, life.FloorMeets, "a floor the run did not measure says nothing")
+	require.Empty(t, life.Missing, "the figure itself is measured")
 }
 
 func indexOf(t *testing.T, name string) int {
@@ -245,5 +315,9 @@ func TestEveryFigureNamesABenchmarkThatExists(t *testing.T) {
 		require.True(t, exists[key(f.Bgcmd.Pkg, fn(f.Bgcmd.Bench))], "%s: no %s in %s", f.Name, f.Bgcmd.Bench, f.Bgcmd.Pkg)
 		require.NotNil(t, f.Baseline, "%s has a baseline", f.Name)
 		require.True(t, exists[key(f.Baseline.Pkg, fn(f.Baseline.Bench))], "%s: no %s in %s", f.Name, f.Baseline.Bench, f.Baseline.Pkg)
+		if f.Floor != nil {
+			require.True(t, exists[key(f.Floor.Pkg, fn(f.Floor.Bench))], "%s: no %s in %s", f.Name, f.Floor.Bench, f.Floor.Pkg)
+			require.NotEmpty(t, f.Checks, "%s: a floor is there to be checked against the aim", f.Name)
+		}
 	}
 }
