@@ -3,6 +3,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -155,7 +156,7 @@ func (r *Runner) handOver(ctx context.Context, job *bgcmd.Job, p *supProc, logf 
 	p.conn.Close()
 	// Read the report even when the hand-over failed: a binary that is no
 	// supervisor exits at once, and its missing hello says why.
-	_, err = r.awaitStartup(ctx, job, rr, err, func(err error) error { return r.failDetached(ctx, job, err) })
+	_, err = r.awaitStartup(ctx, job, rr, err, nil, func(err error) error { return r.failDetached(ctx, job, err) })
 	// The next spare starts once this job runs, not while it is starting.
 	r.refillSpare()
 	return err
@@ -232,11 +233,26 @@ func (r *Runner) startDetached(ctx context.Context, job *bgcmd.Job, p *supProc, 
 			r.releaseReturn(back, nil)
 		}
 	}()
-	// While the supervisor starts the child: the row's write then only
-	// runs its statements (a fresh process would compile them holding the
-	// store's write lock). A failure is the write's to report.
-	_ = r.store.Prepare(ctx, jobstore.CreateWrites)
-	started, err := r.awaitStartup(ctx, job, rr, err, func(err error) error { return r.failUnrecorded(ctx, job, err) })
+	// While the supervisor starts the child, the job's row and its first
+	// event are written in a transaction left open (jobstore.PendingCreate):
+	// once the child runs, recording it and the commit are all that is left
+	// of the start's one durable write. The transaction holds the store's
+	// write lock, so it is let go after pendingHold (a supervisor slow to
+	// start the child) and the row is then written whole, as it is when
+	// the write could not begin (the create below says why).
+	pending, perr := r.store.BeginCreate(ctx, job)
+	if perr != nil {
+		pending = nil
+	}
+	release := func() {
+		if pending != nil {
+			pending.Abort()
+		}
+	}
+	defer release() // any way out before the commit: nothing is on record
+	hold := time.AfterFunc(cmp.Or(r.pendingHold, pendingHold), release)
+	started, err := r.awaitStartup(ctx, job, rr, err, release, func(err error) error { return r.failUnrecorded(ctx, job, err) })
+	hold.Stop()
 	// The next spare starts once this job runs, not while it is starting.
 	r.refillSpare()
 	var nf notStarted
@@ -255,7 +271,7 @@ func (r *Runner) startDetached(ctx context.Context, job *bgcmd.Job, p *supProc, 
 		return r.readBack(ctx, job.ID, err) // on record as start_failed
 	}
 	running := started.job(job, p)
-	if _, err := r.createJob(ctx, running); err != nil {
+	if err := r.commitCreate(ctx, pending, running); err != nil {
 		_, _ = p.conn.Write([]byte{ackUnrecorded})
 		os.RemoveAll(r.jobDir(job.ID))
 		return nil, fmt.Errorf("start: %w (the command was stopped at once: it cannot run unrecorded)", err)
@@ -267,6 +283,33 @@ func (r *Runner) startDetached(ctx context.Context, job *bgcmd.Job, p *supProc, 
 		r.releaseReturn(back, p)
 	}
 	return running, nil
+}
+
+// pendingHold bounds how long a detached start holds the store's write
+// lock for the row it wrote ahead while the supervisor starts the child:
+// a few milliseconds as a rule, and every other writer of the store waits.
+const pendingHold = 100 * time.Millisecond
+
+// commitCreate makes job's row, with its child started, durable: the
+// commit of the create begun ahead, or, when there is none or it was let
+// go (pendingHold), the whole create. Then what follows a create
+// (afterCreate).
+func (r *Runner) commitCreate(ctx context.Context, pending *jobstore.PendingCreate, job *bgcmd.Job) error {
+	if pending == nil {
+		_, err := r.createJob(ctx, job)
+		return err
+	}
+	err := pending.Commit(ctx, jobstore.StartedParams{ID: job.ID, PID: job.PID, PGID: job.PGID,
+		PIDStart: job.PIDStart, StartedAt: *job.StartedAt})
+	if errors.Is(err, jobstore.ErrCreateDropped) {
+		_, err = r.createJob(ctx, job)
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	_, err = r.afterCreate(ctx, job)
+	return err
 }
 
 // failUnrecorded records a detached start that failed before its row was
@@ -435,19 +478,26 @@ func (p *supProc) close() {
 // runs or the job has settled, "error: …" when it could not prepare the
 // job. A binary that ends or stays silent without the hello does not call
 // MaybeSupervise: the error says so. handErr is the error of handing the
-// spec over, if any.
-func (r *Runner) awaitStartup(ctx context.Context, job *bgcmd.Job, rr *reportReader, handErr error, fail func(error) error) (*startedReport, error) {
+// spec over, if any. Unless the report is the child's start, release (if
+// any) is called before the store is used: it lets go of a write begun
+// ahead (see startDetached).
+func (r *Runner) awaitStartup(ctx context.Context, job *bgcmd.Job, rr *reportReader, handErr error, release func(), fail func(error) error) (*startedReport, error) {
 	defer rr.f.Close()
 	line, err := rr.report()
+	if strings.HasPrefix(line, "ok {") && handErr == nil {
+		var sr startedReport
+		if json.Unmarshal([]byte(strings.TrimPrefix(line, "ok ")), &sr) == nil && sr.PID > 0 {
+			return &sr, nil
+		}
+	}
+	if release != nil {
+		release()
+	}
 	switch {
 	case line == "ok" && handErr == nil:
 		return nil, nil
 	case strings.HasPrefix(line, "ok {") && handErr == nil:
-		var sr startedReport
-		if json.Unmarshal([]byte(strings.TrimPrefix(line, "ok ")), &sr) != nil || sr.PID <= 0 {
-			return nil, nil // the row has it: Start reads it back
-		}
-		return &sr, nil
+		return nil, nil // the row has it: Start reads it back
 	case strings.HasPrefix(line, "start_failed: ") && handErr == nil:
 		// The child could not be started (a job without a row yet): on
 		// record as start_failed, which is the start's result, not an

@@ -164,8 +164,9 @@ type Runner struct {
 	procWake      *procWake
 	procWakeTaken bool
 	// killPoll and eventNet replace killPoll and eventSafetyNet when set
-	// (tests that prove a notice arrives without them).
-	killPoll, eventNet time.Duration
+	// (tests that prove a notice arrives without them); pendingHold
+	// replaces pendingHold (tests of a create begun ahead and let go).
+	killPoll, eventNet, pendingHold time.Duration
 }
 
 // New makes a Runner over the home's store, opening (and creating) its

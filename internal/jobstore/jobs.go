@@ -28,6 +28,19 @@ func (s *Store) Create(ctx context.Context, j *bgcmd.Job) error {
 // create inserts j in state (running, or queued with its limits) with its
 // creation event.
 func (s *Store) create(ctx context.Context, j *bgcmd.Job, state bgcmd.State, lim QueueLimits) error {
+	if err := s.readyToCreate(j, state); err != nil {
+		return err
+	}
+	err := s.inTx(ctx, func(tx wtx) error { return insertJob(ctx, tx, j, lim) })
+	if err != nil {
+		return fmt.Errorf("create job: %w", err)
+	}
+	return nil
+}
+
+// readyToCreate checks j and fills what create fills: its id, session,
+// host, state and creation time.
+func (s *Store) readyToCreate(j *bgcmd.Job, state bgcmd.State) error {
 	if len(j.Argv) == 0 {
 		return errors.New("create job: empty argv")
 	}
@@ -43,12 +56,17 @@ func (s *Store) create(ctx context.Context, j *bgcmd.Job, state bgcmd.State, lim
 		j.CreatedAt = s.now()
 	}
 	j.CreatedAt = j.CreatedAt.UTC()
+	return nil
+}
+
+// insertJob writes j's row (in j.State) and its creation event in tx.
+func insertJob(ctx context.Context, tx wtx, j *bgcmd.Job, lim QueueLimits) error {
 	// A job created with its child already started (in process) records
 	// the child in the same row.
 	var pid, pgid int
 	var pidStart int64
 	var startedAt any
-	if j.StartedAt != nil && state == bgcmd.StateRunning {
+	if j.StartedAt != nil && j.State == bgcmd.StateRunning {
 		pid, pgid, pidStart, startedAt = j.PID, j.PGID, j.PIDStart, fmtTime(*j.StartedAt)
 	}
 	envNames := j.EnvNames
@@ -71,29 +89,23 @@ func (s *Store) create(ctx context.Context, j *bgcmd.Job, state bgcmd.State, lim
 	if j.RerunOf != "" {
 		rerunOf = j.RerunOf
 	}
-	err := s.inTx(ctx, func(tx wtx) error {
-		if state == bgcmd.StateQueued {
-			if err := checkDependencies(ctx, tx, j); err != nil {
-				return err
-			}
-		}
-		argv, names := mustJSON(j.Argv), mustJSON(envNames)
-		_, err := tx.ExecContext(ctx, insertJobSQL,
-			j.ID, j.Session, j.Host, j.HostID, argv, j.Exe, j.Cwd, j.EnvReplaced,
-			names, j.Timeout.Milliseconds(), j.KillGrace.Milliseconds(),
-			j.MaxOutputBytes, mustJSON(labels), j.State, j.SupervisorPID,
-			j.SupervisorStart, j.BootID, j.Detached, fmtTime(j.CreatedAt),
-			j.Group, mustJSON(after), lim.Session, lim.Group, rerunOf, j.Priority, j.ExeSHA256,
-			memMax, pidsMax, pid, pgid, pidStart, startedAt)
-		if err != nil {
+	if j.State == bgcmd.StateQueued {
+		if err := checkDependencies(ctx, tx, j); err != nil {
 			return err
 		}
-		return appendEvent(ctx, tx, j.ID, "", state, j.CreatedAt, nil, creationFacts(j, argv, names))
-	})
-	if err != nil {
-		return fmt.Errorf("create job: %w", err)
 	}
-	return nil
+	argv, names := mustJSON(j.Argv), mustJSON(envNames)
+	_, err := tx.ExecContext(ctx, insertJobSQL,
+		j.ID, j.Session, j.Host, j.HostID, argv, j.Exe, j.Cwd, j.EnvReplaced,
+		names, j.Timeout.Milliseconds(), j.KillGrace.Milliseconds(),
+		j.MaxOutputBytes, mustJSON(labels), j.State, j.SupervisorPID,
+		j.SupervisorStart, j.BootID, j.Detached, fmtTime(j.CreatedAt),
+		j.Group, mustJSON(after), lim.Session, lim.Group, rerunOf, j.Priority, j.ExeSHA256,
+		memMax, pidsMax, pid, pgid, pidStart, startedAt)
+	if err != nil {
+		return err
+	}
+	return appendEvent(ctx, tx, j.ID, "", j.State, j.CreatedAt, nil, creationFacts(j, argv, names))
 }
 
 // insertJobSQL writes a job's row (create).
@@ -128,9 +140,7 @@ type StartedParams struct {
 // ErrInvalidTransition when the job is no longer running.
 func (s *Store) MarkStarted(ctx context.Context, p StartedParams) error {
 	err := s.inTx(ctx, func(tx wtx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE jobs SET pid = ?, pgid = ?, pid_start = ?,
-			started_at = ? WHERE id = ? AND state = 'running'`,
-			p.PID, p.PGID, p.PIDStart, fmtTime(p.StartedAt), p.ID)
+		res, err := tx.ExecContext(ctx, markStartedSQL, p.PID, p.PGID, p.PIDStart, fmtTime(p.StartedAt), p.ID)
 		if err != nil {
 			return err
 		}
@@ -141,6 +151,10 @@ func (s *Store) MarkStarted(ctx context.Context, p StartedParams) error {
 	}
 	return nil
 }
+
+// markStartedSQL records a running job's child (MarkStarted).
+const markStartedSQL = `UPDATE jobs SET pid = ?, pgid = ?, pid_start = ?,
+	started_at = ? WHERE id = ? AND state = 'running'`
 
 // ClaimParams hands a running job to a (new) supervisor process.
 type ClaimParams struct {

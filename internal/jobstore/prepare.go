@@ -2,6 +2,7 @@ package jobstore
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 )
 
@@ -60,12 +61,17 @@ func (s *Store) Prepare(ctx context.Context, w Writes) error {
 		return fmt.Errorf("prepare writes: %w", err)
 	}
 	defer conn.Close()
+	return prepareOn(ctx, conn, w.statements())
+}
+
+// prepareOn readies the statements qs on conn, the writer's connection.
+func prepareOn(ctx context.Context, conn *sql.Conn, qs []string) error {
 	return conn.Raw(func(dc any) error {
 		sc, ok := dc.(*stmtConn)
 		if !ok {
 			return nil
 		}
-		for _, q := range w.statements() {
+		for _, q := range qs {
 			if _, err := sc.stmt(ctx, q); err != nil {
 				return fmt.Errorf("prepare writes: %w", err)
 			}

@@ -107,3 +107,32 @@ func TestPrepareOnAReadOnlyStoreIsANoOp(t *testing.T) {
 	defer ro.Close()
 	require.NoError(t, ro.Prepare(ctx, CreateWrites|SettleWrites))
 }
+
+// A create begun ahead compiles every statement of the create and of its
+// Commit before it takes the write lock: the Commit, which its caller
+// waits for, compiles nothing.
+func TestBeginCreateLeavesItsCommitNothingToPrepare(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, Options{Path: filepath.Join(t.TempDir(), "bgcmd.db")})
+	require.NoError(t, err)
+	defer s.Close()
+	before := cachedStatements(t, s)
+	j := &bgcmd.Job{Session: "a", Argv: []string{"/bin/true"}, Exe: "/bin/true", Cwd: "/",
+		Timeout: time.Minute, KillGrace: time.Second, MaxOutputBytes: 1 << 20}
+	pending, err := s.BeginCreate(ctx, j)
+	require.NoError(t, err)
+	var begun []string // read on the connection the open transaction holds
+	require.NoError(t, pending.conn.Raw(func(dc any) error {
+		for q := range dc.(*stmtConn).stmts {
+			begun = append(begun, q)
+		}
+		return nil
+	}))
+	slices.Sort(begun)
+	require.NoError(t, pending.Commit(ctx, StartedParams{ID: j.ID, PID: 1, PGID: 1, StartedAt: time.Now()}))
+	require.Equal(t, begun, cachedStatements(t, s), "the Commit prepared nothing")
+	want := append(CreateWrites.statements(), markStartedSQL)
+	slices.Sort(want)
+	added := slices.DeleteFunc(begun, func(q string) bool { return slices.Contains(before, q) })
+	require.Equal(t, want, added, "BeginCreate prepared the create's statements and its Commit's, nothing else")
+}

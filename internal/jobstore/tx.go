@@ -85,10 +85,7 @@ func (s *Store) inSQLiteTx(ctx context.Context, fn func(tx wtx) error) error {
 	committed := false
 	defer func() {
 		if !committed {
-			// Also after a failed COMMIT (a full disk, say), which leaves
-			// the transaction open: it would hold the write lock for every
-			// process sharing the file. A panic in fn ends here too.
-			_, _ = conn.ExecContext(context.WithoutCancel(ctx), rollbackSQL)
+			rollback(ctx, conn) // a panic in fn ends here too
 		}
 	}()
 	if err := fn(sqliteTx{conn}); err != nil {
