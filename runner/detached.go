@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -233,23 +234,16 @@ func (r *Runner) startDetached(ctx context.Context, job *bgcmd.Job, p *supProc, 
 			r.releaseReturn(back, nil)
 		}
 	}()
-	// While the supervisor starts the child, the job's row and its first
-	// event are written in a transaction left open (jobstore.PendingCreate):
-	// once the child runs, recording it and the commit are all that is left
-	// of the start's one durable write. The transaction holds the store's
-	// write lock, so it is let go after pendingHold (a supervisor slow to
-	// start the child) and the row is then written whole, as it is when
-	// the write could not begin (the create below says why).
-	pending, perr := r.store.BeginCreate(ctx, job)
-	if perr != nil {
-		pending = nil
-	}
+	pending, ended := r.beginCreate(ctx, job)
 	release := func() {
 		if pending != nil {
 			pending.Abort()
 		}
 	}
-	defer release() // any way out before the commit: nothing is on record
+	defer func() {
+		release() // any way out before the commit: nothing is on record
+		ended()
+	}()
 	hold := time.AfterFunc(cmp.Or(r.pendingHold, pendingHold), release)
 	started, err := r.awaitStartup(ctx, job, rr, err, release, func(err error) error { return r.failUnrecorded(ctx, job, err) })
 	hold.Stop()
@@ -271,7 +265,9 @@ func (r *Runner) startDetached(ctx context.Context, job *bgcmd.Job, p *supProc, 
 		return r.readBack(ctx, job.ID, err) // on record as start_failed
 	}
 	running := started.job(job, p)
-	if err := r.commitCreate(ctx, pending, running); err != nil {
+	err = r.commitCreate(ctx, pending, running)
+	ended()
+	if err != nil {
 		_, _ = p.conn.Write([]byte{ackUnrecorded})
 		os.RemoveAll(r.jobDir(job.ID))
 		return nil, fmt.Errorf("start: %w (the command was stopped at once: it cannot run unrecorded)", err)
@@ -283,6 +279,31 @@ func (r *Runner) startDetached(ctx context.Context, job *bgcmd.Job, p *supProc, 
 		r.releaseReturn(back, p)
 	}
 	return running, nil
+}
+
+// beginCreate writes job's row ahead while the supervisor starts the
+// child, in a transaction left open (jobstore.PendingCreate): once the
+// child runs, recording it and the commit are all that is left of the
+// start's one durable write. The transaction holds the store's write lock
+// (so it is let go after pendingHold, a supervisor slow to start the
+// child) and this process's writer: one start of a runner at a time holds
+// one, so that starts made at once do not wait for each other's children.
+// Any other start only readies the create's statements, as the first
+// does, and writes the row whole once the child runs, as it does too when
+// the write could not begin (the create then says why). It returns nil
+// then. ended, called once the pending create is committed or dropped
+// (more calls do nothing), lets the runner's next start hold one.
+func (r *Runner) beginCreate(ctx context.Context, job *bgcmd.Job) (pending *jobstore.PendingCreate, ended func()) {
+	if r.pendingCreate.CompareAndSwap(false, true) {
+		ended = sync.OnceFunc(func() { r.pendingCreate.Store(false) })
+		pending, err := r.store.BeginCreate(ctx, job)
+		if err == nil {
+			return pending, ended
+		}
+		ended()
+	}
+	_ = r.store.Prepare(ctx, jobstore.CreateWrites) // a failure is the create's to report
+	return nil, func() {}
 }
 
 // pendingHold bounds how long a detached start holds the store's write

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bgcmd/bgcmd/artifacts"
@@ -163,6 +164,9 @@ type Runner struct {
 	// (nil: each binds its own), taken at the first (procWakeTaken).
 	procWake      *procWake
 	procWakeTaken bool
+	// pendingCreate is set while a detached start of this runner holds a
+	// create begun ahead (see startDetached): one at a time.
+	pendingCreate atomic.Bool
 	// killPoll and eventNet replace killPoll and eventSafetyNet when set
 	// (tests that prove a notice arrives without them); pendingHold
 	// replaces pendingHold (tests of a create begun ahead and let go).

@@ -280,7 +280,8 @@ func renderMarkdown(rep *report) string {
 	b.WriteString("minimum and maximum, and the ratio that of the medians.\n")
 	b.WriteString("\n*Its floor* (in *meets*): where a figure has a floor program measured in the same run (the least the\n")
 	b.WriteString("same work costs on this machine), whether that floor meets the same aim, and its number. An aim its\n")
-	b.WriteString("floor misses is out of reach here whatever bgcmd does; one its floor meets and bgcmd misses is bgcmd's gap.\n")
+	b.WriteString("floor misses is out of reach here; one its floor meets and bgcmd misses is bgcmd's gap. Where bgcmd\n")
+	b.WriteString("meets what its floor misses, the floor was not the least in that run: its spread says whether by chance.\n")
 
 	var notMeasured []string
 	for _, f := range rep.Figures {
