@@ -48,6 +48,24 @@ func TestLoadMinimalPolicyAndCheck(t *testing.T) {
 	requireRefused(t, err, policy.CodeCwdEscape)
 }
 
+// max_output_bytes takes a size as max_memory and `bgcmd run --max-output`
+// do: bytes, or a number with a unit.
+func TestLoadByteCapInBytesOrWithAUnit(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	for i, tc := range []struct {
+		value string
+		want  int64
+	}{{"104857600", 100 << 20}, {`"50MiB"`, 50 << 20}, {`"10MB"`, 10_000_000}, {`"1.5G"`, 3 << 29}, {`"4096"`, 4096}} {
+		path := filepath.Join(s.tmp, "cap"+strconv.Itoa(i)+".toml")
+		body := "allowed_executables = ['/usr/bin/git']\ncwd_root = 'root'\nmax_output_bytes = " + tc.value + "\n"
+		require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
+		p, err := policy.Load(path)
+		require.NoError(t, err, tc.value)
+		require.Equal(t, tc.want, p.MaxOutputBytes, tc.value)
+	}
+}
+
 func TestLoadEnvAndPathKeys(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)
@@ -137,9 +155,19 @@ func TestLoadErrors(t *testing.T) {
 			"max_output_bytes", 2, "must be positive",
 		},
 		{
-			"A byte cap given as a string is a wrong type.",
-			"cwd_root = 'root'\nmax_output_bytes = \"10MB\"\n",
-			"max_output_bytes", 2, "must be an integer number of bytes, not a string",
+			"A byte cap given as a string that is no size names what is wrong.",
+			"cwd_root = 'root'\nmax_output_bytes = \"10 bananas\"\n",
+			"max_output_bytes", 2, `"10 bananas" is not a size: use bytes or a unit, like 536870912, "512MiB" or "2GiB"`,
+		},
+		{
+			"A byte cap of less than a byte is refused.",
+			"cwd_root = 'root'\nmax_output_bytes = \"0MiB\"\n",
+			"max_output_bytes", 2, "is not a whole number of bytes of at least 1",
+		},
+		{
+			"A byte cap of another type is a wrong type.",
+			"cwd_root = 'root'\nmax_output_bytes = true\n",
+			"max_output_bytes", 2, `must be a size like "50MiB" or an integer number of bytes, not a boolean`,
 		},
 		{
 			"An allowlist given as a string is a wrong type.",

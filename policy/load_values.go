@@ -64,19 +64,28 @@ func (d *durationValue) UnmarshalTOML(v any) error {
 	return nil
 }
 
-// byteCount is an optional positive integer number of bytes.
+// byteCount is an optional positive size: an integer number of bytes or
+// a string with a unit ("50MiB"), as max_memory and `bgcmd run
+// --max-output` take it (ParseSize).
 type byteCount int64
 
-// UnmarshalTOML checks that v is a positive integer.
+// UnmarshalTOML checks that v is a positive size.
 func (n *byteCount) UnmarshalTOML(v any) error {
-	i, ok := v.(int64)
-	if !ok {
-		return fmt.Errorf("must be an integer number of bytes, not %s", tomlType(v))
+	switch x := v.(type) {
+	case int64:
+		if x <= 0 {
+			return fmt.Errorf("%d must be positive (leave the key out for the default)", x)
+		}
+		*n = byteCount(x)
+	case string:
+		size, err := ParseSize(x)
+		if err != nil {
+			return err
+		}
+		*n = byteCount(size)
+	default:
+		return fmt.Errorf(`must be a size like "50MiB" or an integer number of bytes, not %s`, tomlType(v))
 	}
-	if i <= 0 {
-		return fmt.Errorf("%d must be positive (leave the key out for the default)", i)
-	}
-	*n = byteCount(i)
 	return nil
 }
 
