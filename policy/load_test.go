@@ -167,7 +167,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			"A byte cap of another type is a wrong type.",
 			"cwd_root = 'root'\nmax_output_bytes = true\n",
-			"max_output_bytes", 2, `must be a size like "50MiB" or an integer number of bytes, not a boolean`,
+			"max_output_bytes", 2, `must be a size like "512MiB" or "2GiB", or an integer number of bytes, not a boolean`,
 		},
 		{
 			"An allowlist given as a string is a wrong type.",

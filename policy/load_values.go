@@ -71,22 +71,25 @@ type byteCount int64
 
 // UnmarshalTOML checks that v is a positive size.
 func (n *byteCount) UnmarshalTOML(v any) error {
+	size, err := sizeValue(v, "the default")
+	*n = byteCount(size)
+	return err
+}
+
+// sizeValue reads a size key's value v: a positive integer number of
+// bytes, or a string ParseSize reads. without says what leaving the key
+// out means, for the message about a value that is not positive.
+func sizeValue(v any, without string) (int64, error) {
 	switch x := v.(type) {
 	case int64:
 		if x <= 0 {
-			return fmt.Errorf("%d must be positive (leave the key out for the default)", x)
+			return 0, fmt.Errorf("%d must be positive (leave the key out for %s)", x, without)
 		}
-		*n = byteCount(x)
+		return x, nil
 	case string:
-		size, err := ParseSize(x)
-		if err != nil {
-			return err
-		}
-		*n = byteCount(size)
-	default:
-		return fmt.Errorf(`must be a size like "50MiB" or an integer number of bytes, not %s`, tomlType(v))
+		return ParseSize(x)
 	}
-	return nil
+	return 0, fmt.Errorf(`must be a size like "512MiB" or "2GiB", or an integer number of bytes, not %s`, tomlType(v))
 }
 
 // searchPathValue is the optional search path: absolute directories

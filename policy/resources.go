@@ -65,22 +65,9 @@ type memorySize int64
 
 // UnmarshalTOML checks that v is a positive size.
 func (m *memorySize) UnmarshalTOML(v any) error {
-	switch x := v.(type) {
-	case int64:
-		if x <= 0 {
-			return fmt.Errorf("%d must be positive (leave the key out for no limit)", x)
-		}
-		*m = memorySize(x)
-	case string:
-		n, err := ParseSize(x)
-		if err != nil {
-			return err
-		}
-		*m = memorySize(n)
-	default:
-		return fmt.Errorf(`must be a size like "512MiB" or "2GiB", or an integer number of bytes, not %s`, tomlType(v))
-	}
-	return nil
+	n, err := sizeValue(v, "no limit")
+	*m = memorySize(n)
+	return err
 }
 
 // processCount is the optional max_processes: 1 up to
