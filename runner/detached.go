@@ -235,11 +235,7 @@ func (r *Runner) startDetached(ctx context.Context, job *bgcmd.Job, p *supProc, 
 		}
 	}()
 	pending, ended := r.beginCreate(ctx, job)
-	release := func() {
-		if pending != nil {
-			pending.Abort()
-		}
-	}
+	release := pending.Abort // nil when none was begun: then it does nothing
 	defer func() {
 		release() // any way out before the commit: nothing is on record
 		ended()
@@ -296,9 +292,9 @@ func (r *Runner) startDetached(ctx context.Context, job *bgcmd.Job, p *supProc, 
 func (r *Runner) beginCreate(ctx context.Context, job *bgcmd.Job) (pending *jobstore.PendingCreate, ended func()) {
 	if r.pendingCreate.CompareAndSwap(false, true) {
 		ended = sync.OnceFunc(func() { r.pendingCreate.Store(false) })
-		pending, err := r.store.BeginCreate(ctx, job)
+		begun, err := r.store.BeginCreate(ctx, job)
 		if err == nil {
-			return pending, ended
+			return begun, ended
 		}
 		ended()
 	}

@@ -134,8 +134,11 @@ func (p *PendingCreate) Commit(ctx context.Context, st StartedParams) error {
 
 // Abort drops the create unless Commit has run: nothing of the job is on
 // record, and the store's write lock is free. It may be called more than
-// once.
+// once, and on a nil PendingCreate (none was begun), where it does nothing.
 func (p *PendingCreate) Abort() {
+	if p == nil {
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.ended != nil {

@@ -95,6 +95,8 @@ func testPendingCreateIsInvisibleUntilCommitAndAbortLeavesNothing(t *testing.T) 
 	}
 	pending.Abort()
 	pending.Abort() // again: nothing more happens
+	var none *jobstore.PendingCreate
+	none.Abort() // none begun: nothing to drop
 	require.ErrorIs(t, pending.Commit(ctx, startedFacts(j.ID, 1)), jobstore.ErrCreateDropped)
 	_, err = s.Get(ctx, j.ID)
 	require.ErrorIs(t, err, bgcmd.ErrNotFound, "nothing on record after Abort")
