@@ -66,6 +66,28 @@ func TestLoadByteCapInBytesOrWithAUnit(t *testing.T) {
 	}
 }
 
+// A cap given as a string is an attacker's chance at a cap of nothing or
+// of everything: a fraction of a byte, a negative size, one past what an
+// int64 holds, an exponent, NaN or infinity, hexadecimal, a unit that is
+// no unit. Each is refused by name; none loads as some other cap.
+func TestLoadByteCapRefusesStringsThatAreNoWholeSize(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	for i, v := range []string{"0.5", "0.5B", "-5MiB", "- 5MiB", "99999999999TiB", "9223372036854775807",
+		"1e30", "1E3MiB", "NaN", "Inf", "0x10", "10 MiBs", "", "   ", "5MiB5", "1..5M"} {
+		path := filepath.Join(s.tmp, "bad"+strconv.Itoa(i)+".toml")
+		body := "allowed_executables = ['/usr/bin/git']\ncwd_root = 'root'\nmax_output_bytes = " + strconv.Quote(v) + "\n"
+		require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
+		p, err := policy.Load(path)
+		require.Nil(t, p, "%q loads as a cap", v)
+		var le *policy.LoadError
+		require.ErrorAs(t, err, &le, "%q", v)
+		require.Equal(t, "max_output_bytes", le.Key, "%q", v)
+		require.Equal(t, 3, le.Line, "%q", v)
+		require.Contains(t, err.Error(), strconv.Quote(v), "the error names the value %q", v)
+	}
+}
+
 func TestLoadEnvAndPathKeys(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)
