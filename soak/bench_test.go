@@ -193,7 +193,7 @@ func (h *home) supervisors() []int {
 }
 
 // awaitGone waits until the processes pids have ended.
-func awaitGone(b *testing.B, pids []int) {
+func awaitGone(b testing.TB, pids []int) {
 	b.Helper()
 	for _, pid := range pids {
 		eventually(b, time.Minute, fmt.Sprintf("process %d gone", pid), func() (bool, string) {
