@@ -198,12 +198,10 @@ func jobDirs(t *testing.T, h *home) []string {
 
 // processesNaming lists the live processes whose argv holds s.
 func processesNaming(s string) []int {
-	ents, _ := os.ReadDir("/proc")
 	var pids []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err == nil && isProcess(pid, 0) && strings.Contains(cmdline(pid), s) {
-			pids = append(pids, pid)
+	for _, p := range liveProcs() {
+		if strings.Contains(cmdline(p.pid), s) {
+			pids = append(pids, p.pid)
 		}
 	}
 	return pids
