@@ -23,25 +23,29 @@ import (
 )
 
 // BenchmarkCLIRun times `bgcmd run -- /bin/true` (the real binary, a
-// detached supervisor, the job durable and running) until it returns,
-// beside a raw exec.Command("/bin/true").Run() and the floor program
+// detached supervisor, the job durable and running) until it returns, beside
+// a raw exec.Command("/bin/true").Run() and the floor program
 // (testdata/clifloor: the same processes and one durable insert in the same
 // SQLite regime, no bgcmd code), built plain and built linked (the same
 // program, its first process linking the packages bgcmd's main package
 // imports and its second those bgcmd-supervisor's imports, whose
 // initialisation then runs as in bgcmd's two processes: see
-// testdata/clifloor/linked.go and linkedsup.go). Each way runs in blocks of cliBlock, the
-// ways in turn, so a noisy neighbour hits all alike; after a block the
-// processes it left behind (bgcmd's supervisors settling their jobs, the
-// floor's second processes) are waited out before the next way's block
-// starts, so no way is timed beside another's leftovers: a raw exec right
-// after `bgcmd run` shares the machine with the supervisor settling that
-// job. Within its block each `bgcmd run` meets the previous one's
+// testdata/clifloor/linked.go and linkedsup.go). Each way runs in blocks of
+// cliBlock, the ways in turn, so a noisy neighbour hits all alike; after a
+// block the processes it left behind (bgcmd's supervisors settling their
+// jobs, the floor's second processes) are waited out before the next way's
+// block starts, so no way is timed beside another's leftovers: a raw exec
+// right after `bgcmd run` shares the machine with the supervisor settling
+// that job. Within its block each `bgcmd run` meets the previous one's
 // supervisor, as a burst of runs does. It reports the medians and 90th
-// percentiles and the ratios of the medians to raw exec and to both
-// floors, and the median CPU time of the process the caller waits for
-// (bgcmd's CLI, each floor's first process; not the second processes,
-// which outlive them).
+// percentiles and the ratios of the medians to raw exec and to both floors,
+// and the median CPU time of the process the caller waits for (bgcmd's CLI,
+// each floor's first process; not the second processes, which outlive them).
+// Two more ways run one at a time, bgcmd and the plain floor, each run's
+// leftover processes waited out before the next: their medians part the gap
+// to the floor into what a single run costs and what a burst adds, the
+// previous job's supervisor settling it (the floor's second process, which
+// writes nothing, ends at once).
 func BenchmarkCLIRun(b *testing.B) {
 	h := newHome(b, "", defaultPolicy(b))
 	h.mustRun(0, "list") // the database exists before the first timing
@@ -68,7 +72,7 @@ func BenchmarkCLIRun(b *testing.B) {
 	_, _, pid := runFloor(floorBin) // its database exists before the first timing too
 	awaitGone(b, []int{pid})
 	ctx := context.Background()
-	var cli, raw, floor, linked []time.Duration
+	var cli, raw, floor, linked, cliAlone, floorAlone []time.Duration
 	var cliCPU, floorCPU, linkedCPU []time.Duration
 	floorBlock := func(bin string, into, cpuInto *[]time.Duration) func() {
 		return func() {
@@ -81,6 +85,19 @@ func BenchmarkCLIRun(b *testing.B) {
 		}
 	}
 	var all []string // every job run, checked settled at the end
+	// cliRun times one `bgcmd run` into took (and its CLI's CPU into cpu,
+	// when not nil) and returns its job's id.
+	cliRun := func(took, cpu *[]time.Duration) string {
+		res, err := h.run(ctx, "run", "--", "/bin/true")
+		if err != nil || res.code != 0 {
+			b.Fatalf("%v %s", err, res)
+		}
+		*took = append(*took, res.took)
+		if cpu != nil {
+			*cpu = append(*cpu, res.cpu)
+		}
+		return string(res.stdout[:len(res.stdout)-1])
+	}
 	b.ResetTimer()
 	for i := range max(b.N, cliMinBlocks) {
 		benchkit.InTurn(i,
@@ -89,12 +106,7 @@ func BenchmarkCLIRun(b *testing.B) {
 			func() {
 				ids := make([]string, 0, cliBlock)
 				for range cliBlock {
-					res, err := h.run(ctx, "run", "--", "/bin/true")
-					if err != nil || res.code != 0 {
-						b.Fatalf("%v %s", err, res)
-					}
-					cli, ids = append(cli, res.took), append(ids, string(res.stdout[:len(res.stdout)-1]))
-					cliCPU = append(cliCPU, res.cpu)
+					ids = append(ids, cliRun(&cli, &cliCPU))
 				}
 				// Waited out through the process table, not the store: a
 				// connection of this process would keep the last supervisor
@@ -106,6 +118,21 @@ func BenchmarkCLIRun(b *testing.B) {
 			func() {
 				for range cliBlock {
 					raw = append(raw, rawExec(b))
+				}
+			},
+			// One at a time: each run's leftover processes waited out
+			// before the next run, on both sides.
+			func() {
+				for range cliBlock {
+					all = append(all, cliRun(&cliAlone, nil))
+					awaitGone(b, h.supervisors())
+				}
+			},
+			func() {
+				for range cliBlock {
+					took, _, pid := runFloor(floorBin)
+					floorAlone = append(floorAlone, took)
+					awaitGone(b, []int{pid})
 				}
 			},
 		)
@@ -125,6 +152,10 @@ func BenchmarkCLIRun(b *testing.B) {
 	lmed := percentile(linked, 50)
 	b.ReportMetric(ms(lmed), "linked-floor-median-ms")
 	b.ReportMetric(float64(med)/float64(lmed), "x-linked-floor-median")
+	amed, famed := percentile(cliAlone, 50), percentile(floorAlone, 50)
+	b.ReportMetric(ms(amed), "alone-median-ms")
+	b.ReportMetric(ms(famed), "floor-alone-median-ms")
+	b.ReportMetric(float64(amed)/float64(famed), "x-floor-alone-median")
 	// Where the time goes: the CPU of the process the caller waits for,
 	// each side's first process alone.
 	b.ReportMetric(ms(percentile(cliCPU, 50)), "cpu-median-ms")
