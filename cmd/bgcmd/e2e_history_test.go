@@ -220,7 +220,18 @@ func TestSQLIsReadOnlyWithTableCSVAndJSON(t *testing.T) {
 		r := h.bgcmd("sql", q)
 		require.Equal(t, 2, r.code, q)
 		require.Contains(t, r.stderr, "sql is read-only: SQLite refused the write", q)
+		require.Contains(t, r.stderr, "\nhint: bgcmd sql only reads; jobs leave the history through bgcmd prune", q)
 	}
+	js := h.bgcmd("--json", "sql", "DELETE FROM jobs")
+	require.Equal(t, 2, js.code)
+	var e struct {
+		Error struct{ Code, Message, Hint string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(js.stderr), &e), js.stderr)
+	require.Equal(t, "usage", e.Error.Code)
+	require.Contains(t, e.Error.Message, "sql is read-only: SQLite refused the write")
+	require.NotContains(t, e.Error.Message, "hint:", "the hint has its own field")
+	require.Equal(t, sqlWritesHint, e.Error.Hint)
 	require.Equal(t, "exited", h.peekState(id), "nothing was written")
 	r := h.bgcmd("sql", "SELEC 1")
 	require.Equal(t, 2, r.code)

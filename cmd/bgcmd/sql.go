@@ -27,6 +27,11 @@ func (e *sqlWriteError) Unwrap() error { return e.err }
 // defaultSQLTimeout bounds a query unless --timeout says otherwise.
 const defaultSQLTimeout = 30 * time.Second
 
+// sqlWritesHint is what a user whose ad-hoc query would write does
+// instead: each change to the history has its own command.
+const sqlWritesHint = "bgcmd sql only reads; jobs leave the history through bgcmd prune, " +
+	"running ones stop with bgcmd kill, and files go with bgcmd gc"
+
 func newSQLCmd(g *globals) *cobra.Command {
 	var (
 		asCSV   bool
@@ -100,7 +105,8 @@ null in JSON. Several arguments are joined with spaces.`,
 			case err == nil || errors.As(err, &we):
 				return err
 			case errors.Is(err, jobstore.ErrQueryWrites):
-				return &usageError{fmt.Errorf("sql is read-only: %s refused the write (%w)", st.Backend(), err)}
+				return &exitError{code: exitUsage, kind: errorKinds[exitUsage], hint: sqlWritesHint,
+					msg: fmt.Sprintf("sql is read-only: %s refused the write (%v)\nhint: %s", st.Backend(), err, sqlWritesHint)}
 			case cmd.Context().Err() != nil:
 				return err
 			case errors.Is(ctx.Err(), context.DeadlineExceeded):
