@@ -1,3 +1,5 @@
+//go:build !bgcmd_lean
+
 package main
 
 import (
