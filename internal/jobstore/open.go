@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	sqlite3 "modernc.org/sqlite/lib"
 	"net/url"
 	"os"
 	"path"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/bgcmd/bgcmd/internal/flock"
 	"github.com/bgcmd/bgcmd/internal/hostid"
