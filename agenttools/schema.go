@@ -103,6 +103,12 @@ func (d *def) check(raw json.RawMessage) (json.RawMessage, *ToolError) {
 		}
 		return nil, invalid(example, "the arguments of %s must be a JSON object, not %s", d.Name, kind(raw))
 	}
+	if k, dup := repeatedKey(raw); dup {
+		// The check reads the last value, which may be null (absent), while
+		// decoding leaves a field alone on null: the handler would get an
+		// earlier value that no check saw.
+		return nil, invalid("give each argument once", "argument %q is given more than once", k)
+	}
 	var unknown []string
 	for k := range obj {
 		if !slices.ContainsFunc(d.props, func(p prop) bool { return p.name == k }) {
@@ -131,6 +137,31 @@ func (d *def) check(raw json.RawMessage) (json.RawMessage, *ToolError) {
 		}
 	}
 	return raw, nil
+}
+
+// repeatedKey returns the first key the JSON object raw repeats.
+func repeatedKey(raw json.RawMessage) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return "", false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		k, _ := t.(string)
+		if seen[k] {
+			return k, true
+		}
+		seen[k] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return "", false
+		}
+	}
+	return "", false
 }
 
 // check validates one present argument.
