@@ -20,6 +20,11 @@ type jobProc interface {
 	// that is not, or whose host ended before saying so, since a job
 	// nobody recorded is nobody's to stop. It is called once, before wait.
 	recorded(ok bool)
+	// signal sends sig to the main process itself, never to a process
+	// that reused its pid: it may have left the group bgcmd made for it
+	// (setpgid into another group of its session), which a group signal
+	// then misses. A main process already gone is not an error.
+	signal(sig syscall.Signal)
 	// wait blocks until the main process has exited and, under
 	// containment, every descendant has been killed and reaped.
 	wait() procExit
@@ -118,6 +123,18 @@ func (p *directProc) pid() int { return p.cmd.Process.Pid }
 // recorded: this process itself keeps the job, and stops it when its start
 // cannot be recorded.
 func (p *directProc) recorded(bool) {}
+
+// signal goes through the process's pidfd (os.Process), so it never
+// reaches a process that reused the pid once the main process is waited.
+func (p *directProc) signal(sig syscall.Signal) { _ = p.cmd.Process.Signal(sig) }
+
+// signalJob sends sig to the job's process group and to its main process:
+// the group alone misses a main process that left it, which would then
+// outlive its timeout and every kill.
+func signalJob(p jobProc, sig syscall.Signal) {
+	_ = signalGroup(p.pid(), sig)
+	p.signal(sig)
+}
 
 func (p *directProc) wait() procExit {
 	err := p.cmd.Wait()

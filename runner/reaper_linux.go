@@ -248,7 +248,7 @@ func (p *reaperPool) start(binary string, cmd *exec.Cmd, cwd *os.File, cg *jobCg
 	_ = rp.conn.SetReadDeadline(time.Time{})
 	switch {
 	case err == nil && first.PID > 0:
-		return &reapedProc{rp: rp, child: first.PID}, nil
+		return &reapedProc{rp: rp, child: first.PID, pidfd: childPidfd(first.PID, rp.cmd.Process.Pid)}, nil
 	case err == nil && first.StartError != "":
 		p.put(rp) // the reaper is fine; the job could not start
 		if first.Errno != 0 {
@@ -268,6 +268,44 @@ type reapedProc struct {
 	child int
 	// answered: the reaper has been told whether the job is on record.
 	answered bool
+	// mu guards pidfd, the main process's (-1: none), which signal uses
+	// and wait closes.
+	mu    sync.Mutex
+	pidfd int
+}
+
+// childPidfd opens a pidfd of pid, the reaper's child: -1 when pid is no
+// longer a child of the process reaper once the pidfd holds it (the main
+// process already ended and was reaped, and the pid may be another's).
+func childPidfd(pid, reaper int) int {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return -1
+	}
+	if st, err := readProcStat(pid); err != nil || st.ppid != reaper {
+		unix.Close(fd)
+		return -1
+	}
+	return fd
+}
+
+// signal sends sig to the main process through its pidfd.
+func (p *reapedProc) signal(sig syscall.Signal) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.pidfd >= 0 {
+		_ = unix.PidfdSendSignal(p.pidfd, sig, nil, 0)
+	}
+}
+
+// closePidfd releases the main process's pidfd once the job has ended.
+func (p *reapedProc) closePidfd() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.pidfd >= 0 {
+		unix.Close(p.pidfd)
+		p.pidfd = -1
+	}
 }
 
 func (p *reapedProc) pid() int { return p.child }
@@ -295,6 +333,7 @@ func (p *reapedProc) recorded(ok bool) {
 func (p *reapedProc) wait() procExit {
 	p.recorded(false) // a start nobody recorded ends here
 	last, rerr := p.rp.read()
+	p.closePidfd()
 	var out procExit
 	if rerr == nil && last.Done {
 		p.rp.pool.put(p.rp)

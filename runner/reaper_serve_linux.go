@@ -140,6 +140,7 @@ func (s *reaper) serve(q *reapRequest, fds []int) error {
 	if err := writeReport(s.sock, &reapReport{PID: cmd.Process.Pid}); err != nil {
 		// The host is gone; the job still ends with this reaper.
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Process.Kill() // its main process may have left the group
 		close(acked)
 	} else {
 		go func() {
@@ -148,6 +149,7 @@ func (s *reaper) serve(q *reapRequest, fds []int) error {
 				// Not on record, or the host died before it could be:
 				// nobody else knows this job to stop it.
 				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				_ = cmd.Process.Kill() // its main process may have left the group
 			}
 		}()
 	}

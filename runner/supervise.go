@@ -267,7 +267,7 @@ func (s *supervisor) supervise(ctx context.Context) (*supervised, error) {
 	}
 	p.recorded(marked == nil)
 	if marked != nil {
-		_ = signalGroup(pid, syscall.SIGKILL)
+		signalJob(p, syscall.SIGKILL)
 	}
 	running := *s.job
 	if running.EnvNames == nil {
@@ -296,7 +296,7 @@ func (e notStarted) Error() string { return e.msg }
 // why) and releases what its supervision held: a job no row names is
 // nobody's to stop later, so it does not run on.
 func stopUnrecorded(p jobProc, readers [2]outputReader, streams map[bgcmd.Stream]*artifacts.Capture, err error) error {
-	_ = signalGroup(p.pid(), syscall.SIGKILL)
+	signalJob(p, syscall.SIGKILL)
 	p.recorded(false)
 	p.wait()
 	readers[0].Close()
@@ -325,7 +325,6 @@ func (s *supervisor) createRow() error {
 // the pipes are drained. It collects what happened; classify decides the
 // outcome.
 func (s *supervisor) watch(ctx context.Context, p jobProc, readers [2]outputReader, streams map[bgcmd.Stream]*artifacts.Capture) *outcome {
-	pgid := p.pid()
 	capHit := make(chan bgcmd.Stream, 2)
 	writeFailed := make(chan error, 2)
 	pumped := make(chan struct{}, 2)
@@ -372,7 +371,7 @@ loop:
 			if reason == "" {
 				reason = bgcmd.StateOutputLimit
 			}
-			_ = signalGroup(pgid, syscall.SIGKILL)
+			signalJob(p, syscall.SIGKILL)
 		case err := <-writeFailed:
 			// The log cannot take more (a full disk, say): stop the command
 			// rather than let it block on a full pipe or lose output quietly.
@@ -380,26 +379,26 @@ loop:
 			if lostOutput == nil {
 				lostOutput = err
 			}
-			_ = signalGroup(pgid, syscall.SIGKILL)
+			signalJob(p, syscall.SIGKILL)
 		case <-timeout.C:
 			if reason == "" {
 				reason = bgcmd.StateTimeout
 			}
-			_ = signalGroup(pgid, syscall.SIGTERM)
+			signalJob(p, syscall.SIGTERM)
 			escalate()
 		case <-grace:
-			_ = signalGroup(pgid, syscall.SIGKILL)
+			signalJob(p, syscall.SIGKILL)
 		case <-s.kick:
-			delivered = s.checkKill(ctx, pgid, delivered, &reason, escalate)
+			delivered = s.checkKill(ctx, p, delivered, &reason, escalate)
 		case <-notices:
-			delivered = s.checkKill(ctx, pgid, delivered, &reason, escalate)
+			delivered = s.checkKill(ctx, p, delivered, &reason, escalate)
 		case _, ok := <-requests:
 			if !ok {
 				requests = nil
 			}
-			delivered = s.checkKill(ctx, pgid, delivered, &reason, escalate)
+			delivered = s.checkKill(ctx, p, delivered, &reason, escalate)
 		case <-poll.C:
-			delivered = s.checkKill(ctx, pgid, delivered, &reason, escalate)
+			delivered = s.checkKill(ctx, p, delivered, &reason, escalate)
 			s.publishLive(ctx)
 		}
 	}
@@ -428,8 +427,9 @@ loop:
 }
 
 // checkKill reads the job's kill request and delivers a signal not yet
-// delivered to the group, starting the grace period before SIGKILL.
-func (s *supervisor) checkKill(ctx context.Context, pgid int, delivered string, reason *bgcmd.State, escalate func()) string {
+// delivered to the job (its group and main process), starting the grace
+// period before SIGKILL.
+func (s *supervisor) checkKill(ctx context.Context, p jobProc, delivered string, reason *bgcmd.State, escalate func()) string {
 	entries, _ := os.ReadDir(s.dir)
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), killRequestPrefix) {
@@ -448,7 +448,7 @@ func (s *supervisor) checkKill(ctx context.Context, pgid int, delivered string, 
 		*reason = bgcmd.StateKilled
 	}
 	s.killHost, s.killHostID = rec.KillHost, rec.KillHostID
-	_ = signalGroup(pgid, sig)
+	signalJob(p, sig)
 	if sig != syscall.SIGKILL {
 		escalate()
 	}
