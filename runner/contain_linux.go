@@ -44,9 +44,11 @@ func becomeSubreaper() error {
 
 // proc is one process as the /proc scan sees it.
 type proc struct {
-	pid   int
-	ppid  int
-	state byte
+	pid  int
+	ppid int
+	// live: it still runs (see running), so it must be killed; a process
+	// that is not live is a zombie to reap.
+	live bool
 }
 
 // descendants lists every process whose parent chain leads to root (root
@@ -66,7 +68,7 @@ func descendants(root int) []proc {
 		if err != nil {
 			continue
 		}
-		children[st.ppid] = append(children[st.ppid], proc{pid: pid, ppid: st.ppid, state: st.state})
+		children[st.ppid] = append(children[st.ppid], proc{pid: pid, ppid: st.ppid, live: running(pid, st)})
 	}
 	var out []proc
 	queue := []int{root}
@@ -104,12 +106,12 @@ func reapTree(u *usageSum) int {
 		// Stop first: a stopped process cannot fork while the others of the
 		// round are being found and killed.
 		for _, p := range procs {
-			if p.state != 'Z' && p.state != 'X' {
+			if p.live {
 				_ = syscall.Kill(p.pid, syscall.SIGSTOP)
 			}
 		}
 		for _, p := range procs {
-			if p.state != 'Z' && p.state != 'X' {
+			if p.live {
 				if syscall.Kill(p.pid, syscall.SIGKILL) == nil {
 					killed[p.pid] = true
 				}

@@ -98,10 +98,42 @@ func alive(pid int, start int64) bool {
 		return false
 	}
 	st, err := readProcStat(pid)
-	if err != nil || st.state == 'Z' || st.state == 'X' {
+	if err != nil || !running(pid, st) {
 		return false
 	}
 	return start == 0 || st.start == start
+}
+
+// running reports whether the process pid, whose stat reads st, still runs.
+// A zombie (or dead) state is not enough to say it does not: /proc shows a
+// process in its thread group leader's state, and a leader that ended its
+// own thread alone (exit(2), not exit_group(2)) stays a zombie while the
+// other threads run on; such a process can still fork, write and hold
+// files, and a signal to its pid reaches it.
+func running(pid int, st procStat) bool {
+	if st.state != 'Z' && st.state != 'X' {
+		return true
+	}
+	return otherThreads(pid)
+}
+
+// otherThreads reports whether the thread group pid has a thread besides
+// its leader. Ended threads other than the leader leave the group at once,
+// so one that is listed still runs (or is ending right now).
+func otherThreads(pid int) bool {
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/task")
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(-1)
+	leader := strconv.Itoa(pid)
+	for _, n := range names {
+		if n != leader {
+			return true
+		}
+	}
+	return false
 }
 
 // bootID identifies this boot of the machine; pids and start times are only
@@ -144,11 +176,7 @@ func groupMembers(pgid int) []int {
 		if err != nil {
 			continue
 		}
-		st, err := readProcStat(pid)
-		if err != nil || st.state == 'Z' || st.state == 'X' {
-			continue
-		}
-		if st.pgrp == pgid {
+		if st, err := readProcStat(pid); err == nil && st.pgrp == pgid && running(pid, st) {
 			pids = append(pids, pid)
 		}
 	}
