@@ -4,7 +4,10 @@ package runner
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
+	"runtime"
 	"strconv"
 	"syscall"
 	"time"
@@ -40,6 +43,28 @@ const reapRounds = 500
 // becomeSubreaper makes this process the reaper of its orphaned descendants.
 func becomeSubreaper() error {
 	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+}
+
+// startUnprivileged starts cmd with no_new_privs set, which the job and
+// every descendant inherit: a setuid or file-capability executable (sudo,
+// su, a setuid helper) then runs without gaining anything. A descendant that
+// became another user could not be killed by the supervisor, and would
+// outlive the job, its timeout and every kill. The flag belongs to one
+// thread and passes to the processes it forks, so cmd starts from a thread
+// of its own that sets it first and ends after the start (should that be
+// the main thread, Go parks it for good instead): no thread of this process
+// that starts anything else (a host's, in process) gets it.
+func startUnprivileged(cmd *exec.Cmd) error {
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			done <- fmt.Errorf("set no_new_privs, which keeps a job from gaining privileges: %w", err)
+			return
+		}
+		done <- cmd.Start()
+	}()
+	return <-done
 }
 
 // proc is one process as the /proc scan sees it.

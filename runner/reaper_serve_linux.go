@@ -123,7 +123,7 @@ func (s *reaper) serve(q *reapRequest, fds []int) error {
 		cmd.Env = []string{}
 	}
 	s.mu.Lock()
-	err := cmd.Start()
+	err := startUnprivileged(cmd)
 	if err == nil {
 		s.main, s.orphans = cmd.Process.Pid, usageSum{}
 	}
