@@ -195,6 +195,17 @@ func TestMCPResourcesOfAnotherSessionAreUnknown(t *testing.T) {
 	require.NoError(t, os.WriteFile(gate, nil, 0o600))
 	var st bgcmd.Status
 	require.NoError(t, json.Unmarshal([]byte(e.cli(t, "other", "--json", "wait", other)), &st))
+	e.awaitOwnUpdate(t, ws, func(got string) {
+		require.NotContains(t, got, other, "another session's settle was reported")
+		require.NotEqual(t, "bgcmd://sessions/other", got)
+	})
+}
+
+// awaitOwnUpdate runs a job in ws's session (agent-1), subscribes to it and
+// lets it settle, then reads ws's updates until that job's arrives, passing
+// each one before it to check (which fails on one about another session).
+func (e *mcpEnv) awaitOwnUpdate(t *testing.T, ws *watchedServer, check func(uri string)) {
+	t.Helper()
 	own := e.cli(t, "agent-1", "run", "--", mcpFixture(t, "wait-for-file.sh"), filepath.Join(e.root, "own"), "0")
 	ws.subscribe("bgcmd://jobs/" + own)
 	require.NoError(t, os.WriteFile(filepath.Join(e.root, "own"), nil, 0o600))
@@ -202,8 +213,7 @@ func TestMCPResourcesOfAnotherSessionAreUnknown(t *testing.T) {
 	for {
 		select {
 		case got := <-ws.updates:
-			require.NotContains(t, got, other, "another session's settle was reported")
-			require.NotEqual(t, "bgcmd://sessions/other", got)
+			check(got)
 			if got == "bgcmd://jobs/"+own {
 				return
 			}

@@ -92,20 +92,8 @@ func TestMCPNearMissResourceURIsOfAnotherSession(t *testing.T) {
 	}
 	require.NoError(t, os.WriteFile(gate, nil, 0o600))
 	e.cli(t, "other", "wait", other)
-	own := e.cli(t, "agent-1", "run", "--", mcpFixture(t, "wait-for-file.sh"), filepath.Join(e.root, "own"), "0")
-	ws.subscribe("bgcmd://jobs/" + own)
-	require.NoError(t, os.WriteFile(filepath.Join(e.root, "own"), nil, 0o600))
-	deadline := time.After(time.Minute)
-	for {
-		select {
-		case got := <-ws.updates:
-			require.NotContains(t, strings.ToLower(got), strings.ToLower(other), "another session's settle was reported")
-			require.NotContains(t, strings.ToLower(got), "other", "another session was reported")
-			if got == "bgcmd://jobs/"+own {
-				return
-			}
-		case <-deadline:
-			t.Fatalf("no update for this session's job; stderr:\n%s", ws.stderr)
-		}
-	}
+	e.awaitOwnUpdate(t, ws, func(got string) {
+		require.NotContains(t, strings.ToLower(got), strings.ToLower(other), "another session's settle was reported")
+		require.NotContains(t, strings.ToLower(got), "other", "another session was reported")
+	})
 }
