@@ -71,7 +71,7 @@ func (s *supervisor) start(cmd *exec.Cmd) (jobProc, error) {
 			}
 			cg.place(cmd.SysProcAttr)
 		}
-		if err = startUnprivileged(cmd); err == nil {
+		if err = startUnprivileged(cmd, s.containment == ContainSubreaper); err == nil {
 			p = &directProc{cmd: cmd, reap: s.containment == ContainSubreaper}
 			if s.containment == ContainSubreaper {
 				p.(*directProc).zombies = startZombieReaper(cmd.Process.Pid)

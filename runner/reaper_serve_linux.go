@@ -123,7 +123,7 @@ func (s *reaper) serve(q *reapRequest, fds []int) error {
 		cmd.Env = []string{}
 	}
 	s.mu.Lock()
-	err := startUnprivileged(cmd)
+	err := startUnprivileged(cmd, true)
 	if err == nil {
 		s.main, s.orphans = cmd.Process.Pid, usageSum{}
 	}
