@@ -86,6 +86,15 @@ type proc struct {
 	// live: it still runs (see running), so it must be killed; a process
 	// that is not live is a zombie to reap.
 	live bool
+	// start is its start time, which tells it from a process that takes
+	// its pid later.
+	start int64
+}
+
+// signal sends sig to the process the scan found, never to one that took
+// its pid after the scan (see signalIf).
+func (p proc) signal(sig syscall.Signal) bool {
+	return signalIf(p.pid, sig, func(st procStat) bool { return st.start == p.start })
 }
 
 // descendants lists every process whose parent chain leads to root (root
@@ -105,7 +114,7 @@ func descendants(root int) []proc {
 		if err != nil {
 			continue
 		}
-		children[st.ppid] = append(children[st.ppid], proc{pid: pid, ppid: st.ppid, live: running(pid, st)})
+		children[st.ppid] = append(children[st.ppid], proc{pid: pid, ppid: st.ppid, live: running(pid, st), start: st.start})
 	}
 	var out []proc
 	queue := []int{root}
@@ -144,14 +153,12 @@ func reapTree(u *usageSum) int {
 		// round are being found and killed.
 		for _, p := range procs {
 			if p.live {
-				_ = syscall.Kill(p.pid, syscall.SIGSTOP)
+				p.signal(syscall.SIGSTOP)
 			}
 		}
 		for _, p := range procs {
-			if p.live {
-				if syscall.Kill(p.pid, syscall.SIGKILL) == nil {
-					killed[p.pid] = true
-				}
+			if p.live && p.signal(syscall.SIGKILL) {
+				killed[p.pid] = true
 			}
 		}
 		reaped := 0

@@ -154,11 +154,35 @@ func bootID() string {
 func killGroupInSession(pgid, sid int) int {
 	n := 0
 	for _, pid := range groupMembers(pgid) {
-		if st, err := readProcStat(pid); err == nil && st.session == sid && syscall.Kill(pid, syscall.SIGKILL) == nil {
+		if signalIf(pid, syscall.SIGKILL, func(st procStat) bool { return st.pgrp == pgid && st.session == sid }) {
 			n++
 		}
 	}
 	return n
+}
+
+// signalIf sends sig to the process at pid when ok holds for its stat, and
+// reports whether it did. The stat is read after the process's pidfd is
+// open and the signal goes through that pidfd, so it reaches the very
+// process the check passed: one that took the pid after a scan of /proc
+// read it (its own parent reaped it, and the pid came round again) fails
+// the check or is never signalled. Without pidfds (a kernel before 5.3)
+// the check and the kill are apart.
+func signalIf(pid int, sig syscall.Signal, ok func(procStat) bool) bool {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		if err != unix.ENOSYS {
+			return false // gone
+		}
+		st, err := readProcStat(pid)
+		return err == nil && ok(st) && syscall.Kill(pid, sig) == nil
+	}
+	defer unix.Close(fd)
+	st, err := readProcStat(pid)
+	if err != nil || !ok(st) {
+		return false
+	}
+	return unix.PidfdSendSignal(fd, sig, nil, 0) == nil
 }
 
 // groupMembers lists the live processes whose process group is pgid.
