@@ -10,6 +10,7 @@ import (
 // TestMain lets this test binary serve as its own detached supervisor (the
 // re-exec hook a Go host uses) and as a host process for crash tests.
 func TestMain(m *testing.M) {
+	maybeZombieLeader()
 	os.Setenv(inheritedMarker, inheritedSecret)
 	runner.MaybeSupervise()
 	maybeHost()

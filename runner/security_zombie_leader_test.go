@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/runner"
@@ -33,7 +35,7 @@ func TestDescendantWithAZombieLeaderEndsWithTheJob(t *testing.T) {
 				script := fixture(t, "zombie-leader.sh")
 				e.policy.AllowedExecutables = append(e.policy.AllowedExecutables, script)
 				gofile := filepath.Join(e.root, "go")
-				o := runner.StartOptions{Env: map[string]string{"PATH": "/usr/bin:/bin"}}
+				o := runner.StartOptions{Env: map[string]string{"PATH": "/usr/bin:/bin", "ZOMBIE_LEADER": os.Args[0]}}
 				if ending == "timeout" {
 					o.Timeout = 3 * time.Second
 				}
@@ -109,10 +111,9 @@ func TestMainProcessWithAZombieLeaderIsBounded(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
 			e := newModeEnv(t, mode)
-			script := fixture(t, "zombie-leader.sh")
-			e.policy.AllowedExecutables = append(e.policy.AllowedExecutables, script)
-			j := e.start([]string{script, "--main"}, runner.StartOptions{
-				Env: map[string]string{"PATH": "/usr/bin:/bin"}, Timeout: 2 * time.Second})
+			e.policy.AllowedExecutables = append(e.policy.AllowedExecutables, os.Args[0])
+			j := e.start([]string{os.Args[0]}, runner.StartOptions{
+				Env: map[string]string{zombieLeaderVar: "-"}, Timeout: 2 * time.Second})
 			require.Equal(t, bgcmd.StateRunning, j.State, j.Error)
 			t.Cleanup(func() {
 				if hasLiveThread(j.PID) {
@@ -128,4 +129,40 @@ func TestMainProcessWithAZombieLeaderIsBounded(t *testing.T) {
 			require.False(t, present(j.PID), "the main process outlived its settled job")
 		})
 	}
+}
+
+// zombieLeaderVar, set, makes this test binary a process whose thread
+// group leader ends its own thread alone (see maybeZombieLeader); its value
+// is the file to write the pid to, or "-" for stdout.
+const zombieLeaderVar = "BGCMD_TEST_ZOMBIE_LEADER"
+
+func init() {
+	if os.Getenv(zombieLeaderVar) != "" {
+		runtime.LockOSThread() // main then runs on the thread group leader
+	}
+}
+
+// maybeZombieLeader, under zombieLeaderVar, keeps a thread sleeping, says
+// its pid ("leader PID" on stdout, or the pid alone in the named file,
+// written whole by a rename) and ends its main thread with exit(2), not
+// exit_group(2): the process runs on while /proc shows it as a zombie.
+func maybeZombieLeader() {
+	to := os.Getenv(zombieLeaderVar)
+	if to == "" {
+		return
+	}
+	asleep := make(chan struct{})
+	go func() {
+		runtime.LockOSThread() // another thread than main's
+		close(asleep)
+		time.Sleep(1000 * time.Second)
+		os.Exit(0)
+	}()
+	<-asleep
+	if to == "-" {
+		fmt.Printf("leader %d\n", os.Getpid())
+	} else if os.WriteFile(to+".tmp", []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600) != nil || os.Rename(to+".tmp", to) != nil {
+		os.Exit(2)
+	}
+	_, _, _ = syscall.Syscall(unix.SYS_EXIT, 0, 0, 0) // this thread only
 }
