@@ -154,7 +154,13 @@ func runSettleHook(ctx context.Context, st *jobstore.Store, arts *artifacts.Stor
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = hookKillWait
-	err = cmd.Run()
+	// Without privilege gain, as a job: the same in every process that may
+	// run it (a supervisor's threads that started its job have the flag,
+	// the others not), and none of the hook's processes becomes a user
+	// that could not be killed.
+	if err = startUnprivileged(cmd, false); err == nil {
+		err = cmd.Wait()
+	}
 	if cmd.Process != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // what the hook left behind
 	}

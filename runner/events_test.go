@@ -158,6 +158,9 @@ func TestOnSettleHookRunsOnceWithTheStatus(t *testing.T) {
 	require.Equal(t, j.ID, s.ID)
 	require.Equal(t, bgcmd.StateExited, s.State)
 	require.Contains(t, s.TailPreview, "exiting with 7")
+	privs, err := os.ReadFile(filepath.Join(dir, j.ID+".privs"))
+	require.NoError(t, err)
+	require.Equal(t, "NoNewPrivs:\t1\n", string(privs), "the hook may gain privileges, as a job may not")
 	// Reconcile, by any number of runners, never runs it again.
 	for range 2 {
 		_, err := e.newRunner(false).Reconcile(context.Background())
