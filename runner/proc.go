@@ -22,33 +22,45 @@ type procStat struct {
 	session int
 	// start is the process start time in clock ticks after boot (field 22).
 	start int64
+	// flags are the kernel's PF_* flags of the task (field 9).
+	flags uint64
 }
 
-// readProcStat reads /proc/<pid>/stat. The command name (field 2) may hold
-// spaces and parentheses, so fields are counted after its last ')'.
+// pfExiting is the kernel's PF_EXITING task flag: the task is in exit.
+const pfExiting = 0x4
+
+// readProcStat reads /proc/<pid>/stat.
 func readProcStat(pid int) (procStat, error) {
+	return readStat("/proc/" + strconv.Itoa(pid) + "/stat")
+}
+
+// readStat reads a stat file of /proc (a process's or a thread's). The
+// command name (field 2) may hold spaces and parentheses, so fields are
+// counted after its last ')'.
+func readStat(path string) (procStat, error) {
 	var buf [2048]byte
-	b, err := readSmallFile("/proc/"+strconv.Itoa(pid)+"/stat", buf[:])
+	b, err := readSmallFile(path, buf[:])
 	if err != nil {
 		return procStat{}, err
 	}
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 || i+2 >= len(b) {
-		return procStat{}, fmt.Errorf("parse /proc/%d/stat", pid)
+		return procStat{}, fmt.Errorf("parse %s", path)
 	}
 	f := strings.Fields(string(b[i+2:]))
 	// f[0] is field 3 (state); field N is f[N-3].
 	if len(f) < 20 {
-		return procStat{}, fmt.Errorf("parse /proc/%d/stat: %d fields", pid, len(f))
+		return procStat{}, fmt.Errorf("parse %s: %d fields", path, len(f))
 	}
 	ppid, err0 := strconv.Atoi(f[1])
 	pgrp, err1 := strconv.Atoi(f[2])
 	session, err3 := strconv.Atoi(f[3])
+	flags, err4 := strconv.ParseUint(f[6], 10, 64)
 	start, err2 := strconv.ParseInt(f[19], 10, 64)
-	if err0 != nil || err1 != nil || err2 != nil || err3 != nil {
-		return procStat{}, fmt.Errorf("parse /proc/%d/stat", pid)
+	if err0 != nil || err1 != nil || err2 != nil || err3 != nil || err4 != nil {
+		return procStat{}, fmt.Errorf("parse %s", path)
 	}
-	return procStat{state: f[0][0], ppid: ppid, pgrp: pgrp, session: session, start: start}, nil
+	return procStat{state: f[0][0], ppid: ppid, pgrp: pgrp, session: session, start: start, flags: flags}, nil
 }
 
 // readSmallFile reads the file at path into buf in one read, as a
@@ -118,10 +130,13 @@ func running(pid int, st procStat) bool {
 }
 
 // otherThreads reports whether the thread group pid has a thread besides
-// its leader. Ended threads other than the leader leave the group at once,
-// so one that is listed still runs (or is ending right now).
+// its leader that still runs: not exiting (PF_EXITING), and with no SIGKILL
+// pending (a kill of the whole process marks every thread so at once, and
+// each then begins its exit). A process being killed, whose leader became a
+// zombie before the other threads were torn down, does not run on.
 func otherThreads(pid int) bool {
-	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/task")
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	f, err := os.Open(dir)
 	if err != nil {
 		return false
 	}
@@ -129,7 +144,31 @@ func otherThreads(pid int) bool {
 	names, _ := f.Readdirnames(-1)
 	leader := strconv.Itoa(pid)
 	for _, n := range names {
-		if n != leader {
+		if n == leader {
+			continue
+		}
+		st, err := readStat(dir + "/" + n + "/stat")
+		if err != nil || st.state == 'Z' || st.state == 'X' || st.flags&pfExiting != 0 || killPending(dir+"/"+n+"/status") {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// killPending reports whether SIGKILL is pending for the thread whose
+// status file is at path, to it alone or to its whole process.
+func killPending(path string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return true // gone
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		name, mask, ok := strings.Cut(line, ":")
+		if !ok || name != "SigPnd" && name != "ShdPnd" {
+			continue
+		}
+		if m, err := strconv.ParseUint(strings.TrimSpace(mask), 16, 64); err == nil && m&(1<<(syscall.SIGKILL-1)) != 0 {
 			return true
 		}
 	}
