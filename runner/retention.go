@@ -52,31 +52,40 @@ func (r *Runner) Prune(ctx context.Context, p jobstore.PruneParams) (*PruneRepor
 	}
 	rm := r.startRemover(ctx)
 	res, err := r.store.PruneEach(ctx, p, rm.add)
-	removed, gone, rerr := rm.finish()
+	rerr := rm.finish()
 	if res == nil {
 		return nil, errors.Join(err, rerr)
 	}
-	rep := &PruneReport{PruneResult: *res, RemovedFiles: removed}
+	rep := &PruneReport{PruneResult: *res, RemovedFiles: rm.removed}
+	rep.Unreferenced = rm.gone
+	for _, u := range rm.gone {
+		rep.FreedBytes += u.Bytes
+	}
 	// The same rule for output kept in the store for other hosts: the
 	// statement itself spares what a row names again.
-	stored, derr := r.store.DeleteUnreferencedBlobs(ctx, gone)
+	shas := make([]string, len(rm.gone))
+	for i, u := range rm.gone {
+		shas[i] = u.SHA256
+	}
+	stored, derr := r.store.DeleteUnreferencedBlobs(ctx, shas)
 	rep.RemovedStored = stored
 	return rep, errors.Join(err, rerr, derr, r.removeJobDirs(res.Jobs), removeWakeSockets(wakeDirOf(r.store), r.store.HostID(), res.Jobs))
 }
 
-// remover removes the artifact files that pruned batches left
-// unreferenced, on its own goroutine, taking whatever batches have queued
-// up at once.
+// remover removes the artifact files of pruned batches that no row names,
+// on its own goroutine, taking whatever batches have queued up at once.
 type remover struct {
 	r       *Runner
 	ctx     context.Context
 	mu      sync.Mutex
-	pending []string
+	pending []jobstore.UnreferencedArtifact
 	wake    chan struct{}
 	stop    chan struct{}
 	done    chan struct{}
+	// removed counts the files removed; gone are the artifacts whose
+	// files went; errs what failed.
 	removed int
-	gone    []string
+	gone    []jobstore.UnreferencedArtifact
 	errs    []error
 }
 
@@ -87,12 +96,10 @@ func (r *Runner) startRemover(ctx context.Context) *remover {
 	return rm
 }
 
-// add queues the files of one committed batch.
+// add queues the files one committed batch's rows named.
 func (rm *remover) add(batch []jobstore.UnreferencedArtifact) {
 	rm.mu.Lock()
-	for _, u := range batch {
-		rm.pending = append(rm.pending, u.SHA256)
-	}
+	rm.pending = append(rm.pending, batch...)
 	rm.mu.Unlock()
 	select {
 	case rm.wake <- struct{}{}:
@@ -110,11 +117,11 @@ func (rm *remover) loop() {
 			stopping = true
 		}
 		rm.mu.Lock()
-		shas := rm.pending
+		queued := rm.pending
 		rm.pending = nil
 		rm.mu.Unlock()
-		if len(shas) > 0 {
-			rm.remove(shas)
+		if len(queued) > 0 {
+			rm.remove(queued)
 		}
 		if stopping {
 			return
@@ -122,40 +129,51 @@ func (rm *remover) loop() {
 	}
 }
 
-// remove removes shas' files under the artifacts lock, sparing those a row
-// references again: a job banked them since their rows went.
-func (rm *remover) remove(shas []string) {
+// remove removes the files of queued that no row names, asking the store
+// under the artifacts lock: a row that stays may name a file (two jobs
+// printed the same), and a job may have banked one again since its rows
+// went. An artifact queued by two batches is asked about once.
+func (rm *remover) remove(queued []jobstore.UnreferencedArtifact) {
 	unlock, err := rm.r.arts.Lock(true)
 	if err != nil {
 		rm.errs = append(rm.errs, err)
 		return
 	}
 	defer unlock()
-	again, err := rm.r.store.ReferencedArtifacts(rm.ctx, shas)
+	seen := make(map[string]bool, len(queued))
+	shas := make([]string, 0, len(queued))
+	for _, u := range queued {
+		if !seen[u.SHA256] {
+			seen[u.SHA256] = true
+			shas = append(shas, u.SHA256)
+		}
+	}
+	named, err := rm.r.store.ReferencedArtifacts(rm.ctx, shas)
 	if err != nil {
 		rm.errs = append(rm.errs, err)
 		return
 	}
 	gone := make([]string, 0, len(shas))
-	for _, sha := range shas {
-		if !again[sha] {
-			gone = append(gone, sha)
+	for _, u := range queued {
+		if seen[u.SHA256] && !named[u.SHA256] {
+			seen[u.SHA256] = false // once
+			gone = append(gone, u.SHA256)
+			rm.gone = append(rm.gone, u)
 		}
 	}
 	n, err := removeArtifacts(rm.r.arts, gone)
 	rm.removed += n
-	rm.gone = append(rm.gone, gone...)
 	if err != nil {
 		rm.errs = append(rm.errs, err)
 	}
 }
 
-// finish removes what is still queued and returns how many files went, the
-// artifacts they belonged to and what failed.
-func (rm *remover) finish() (int, []string, error) {
+// finish removes what is still queued and returns what failed; removed
+// and gone then say what went.
+func (rm *remover) finish() error {
 	close(rm.stop)
 	<-rm.done
-	return rm.removed, rm.gone, errors.Join(rm.errs...)
+	return errors.Join(rm.errs...)
 }
 
 // removeWorkers is how many directories Prune removes files from at once:

@@ -101,10 +101,16 @@ func (s *Store) Prune(ctx context.Context, p PruneParams) (*PruneResult, error) 
 	return s.PruneEach(ctx, p, nil)
 }
 
-// PruneEach is Prune that also calls each, when not nil, after every
-// committed batch with the artifact files that batch left unreferenced, so
-// the caller can remove them while the next batch is deleted. each runs on
-// Prune's goroutine and must not write to the store.
+// PruneEach is Prune for a caller that removes the files itself while the
+// next batches are deleted: when each is not nil, it is called after every
+// committed batch with the artifact files the batch's deleted rows named
+// (each once, with its size), and the result's Unreferenced is left to the
+// caller. Some of those files may still be named by a row that stays, or
+// be named again by a job that banked the same output since: the caller
+// removes a file only after asking the store (ReferencedArtifacts) under
+// the artifacts lock, the one check that a bank cannot race. Prune, which
+// nobody removes files after, asks in each batch's transaction instead.
+// each runs on Prune's goroutine and must not write to the store.
 func (s *Store) PruneEach(ctx context.Context, p PruneParams, each func([]UnreferencedArtifact)) (*PruneResult, error) {
 	if len(p.States) == 0 && p.Session == "" && p.FinishedBefore.IsZero() && p.KeepLast <= 0 {
 		return nil, ErrNoSelector
@@ -120,7 +126,9 @@ func (s *Store) PruneEach(ctx context.Context, p PruneParams, each func([]Unrefe
 	if !p.DryRun && s.readOnly {
 		return nil, ErrReadOnly
 	}
-	jobs, err := s.pruneCandidates(ctx, p)
+	// A dry run sizes each job's output in the selection; a prune learns
+	// the sizes from the artifact rows it deletes.
+	jobs, err := s.pruneCandidates(ctx, p, p.DryRun)
 	if err != nil {
 		return nil, fmt.Errorf("prune: select jobs: %w", err)
 	}
@@ -147,8 +155,9 @@ func (s *Store) PruneEach(ctx context.Context, p PruneParams, each func([]Unrefe
 	return res, err
 }
 
-// pruneCandidates selects the jobs, oldest first, with their output size.
-func (s *Store) pruneCandidates(ctx context.Context, p PruneParams) ([]PrunedJob, error) {
+// pruneCandidates selects the jobs, oldest first, with their output size
+// when sized.
+func (s *Store) pruneCandidates(ctx context.Context, p PruneParams, sized bool) ([]PrunedJob, error) {
 	inner := []string{"state NOT IN ('running', 'queued')"}
 	var args []any
 	if len(p.States) > 0 {
@@ -173,9 +182,12 @@ func (s *Store) pruneCandidates(ctx context.Context, p PruneParams) ([]PrunedJob
 	if !p.IncludeUnread {
 		outer = append(outer, "seen_at IS NOT NULL")
 	}
+	bytes := "0"
+	if sized {
+		bytes = "COALESCE((SELECT SUM(a.bytes) FROM artifacts a WHERE a.job_id = j.id), 0)"
+	}
 	q, args, err := sqlx.In(`SELECT j.id, j.session, j.state, j.exit_code, j.signal, j.argv,
-		COALESCE(j.finished_at, j.created_at) AS finished_at,
-		COALESCE((SELECT SUM(a.bytes) FROM artifacts a WHERE a.job_id = j.id), 0) AS bytes
+		COALESCE(j.finished_at, j.created_at) AS finished_at, `+bytes+` AS bytes
 		FROM (SELECT id, session, state, exit_code, signal, argv, finished_at, created_at, seen_at, `+rank+` AS rn
 		      FROM jobs WHERE `+strings.Join(inner, " AND ")+`) j
 		WHERE `+strings.Join(outer, " AND ")+` ORDER BY j.id`, args...)
@@ -214,8 +226,9 @@ func (s *Store) pruneCandidates(ctx context.Context, p PruneParams) ([]PrunedJob
 }
 
 // pruneBatches deletes res.Jobs a batch per transaction, keeping in res.Jobs
-// only the jobs really deleted, and collects the artifact files left
-// unreferenced (handing each batch's to each, when not nil).
+// only the jobs really deleted, with the size of their output, and
+// collects the artifact files left unreferenced (or, when each is not nil,
+// hands it each batch's files: see PruneEach).
 func (s *Store) pruneBatches(ctx context.Context, p PruneParams, res *PruneResult, each func([]UnreferencedArtifact)) (err error) {
 	size := p.BatchSize
 	if size <= 0 {
@@ -235,34 +248,39 @@ func (s *Store) pruneBatches(ctx context.Context, p PruneParams, res *PruneResul
 			}
 		}()
 	}
-	byID := make(map[string]PrunedJob, len(res.Jobs))
-	for _, j := range res.Jobs {
-		byID[j.ID] = j
-	}
-	all := res.Jobs
-	res.Jobs = res.Jobs[:0:0]
+	// The jobs deleted are kept in place, in the order selected: the
+	// selection is a hundred thousand jobs at times, and a second list (or
+	// a map) of them beside it cost more than the batches' statements.
+	all, kept := res.Jobs, 0
+	defer func() { res.Jobs = all[:kept] }()
 	for start := 0; start < len(all); start += size {
-		ids := make([]string, 0, size)
-		for _, j := range all[start:min(start+size, len(all))] {
-			ids = append(ids, j.ID)
+		batch := all[start:min(start+size, len(all))]
+		ids := make([]string, len(batch))
+		for i, j := range batch {
+			ids[i] = j.ID
 		}
 		var b pruneBatch
 		err := s.inTx(ctx, func(tx wtx) error {
 			var err error
-			b, err = pruneTx(ctx, tx, ids, p.IncludeUnread, s.d.hasRollup())
+			b, err = pruneTx(ctx, tx, ids, p.IncludeUnread, s.d.hasRollup(), each == nil)
 			return err
 		})
 		if err != nil {
 			return fmt.Errorf("prune: delete batch: %w", err)
 		}
-		for _, id := range b.deleted {
-			res.Jobs = append(res.Jobs, byID[id])
+		for _, j := range batch {
+			if n, ok := b.deleted[j.ID]; ok {
+				j.Bytes = n
+				all[kept] = j
+				kept++
+			}
 		}
 		res.Events += b.events
 		res.Artifacts += b.artifacts
-		res.Unreferenced = append(res.Unreferenced, b.unreferenced...)
-		if each != nil && len(b.unreferenced) > 0 {
-			each(b.unreferenced)
+		if each == nil {
+			res.Unreferenced = append(res.Unreferenced, b.files...)
+		} else if len(b.files) > 0 {
+			each(b.files)
 		}
 	}
 	return nil
@@ -270,39 +288,56 @@ func (s *Store) pruneBatches(ctx context.Context, p PruneParams, res *PruneResul
 
 // pruneBatch is what one prune transaction did.
 type pruneBatch struct {
-	deleted      []string
-	events       int64
-	artifacts    int64
-	unreferenced []UnreferencedArtifact
+	// deleted maps each job deleted to the size of its output.
+	deleted   map[string]int64
+	events    int64
+	artifacts int64
+	// files are the artifact files the deleted rows named: those no row
+	// names any more when the transaction checked, else all of them.
+	files []UnreferencedArtifact
 }
 
 // pruneTx deletes the jobs among ids that are still prunable, with their
-// events and artifact rows, and returns the artifact files they referenced
-// that no remaining row references. With rollup (SQLite's job_hours), the
-// batch leaves the roll-up through rollOut's two statements, not through a
-// run of the delete trigger per job.
-func pruneTx(ctx context.Context, tx wtx, ids []string, includeUnread, rollup bool) (pruneBatch, error) {
+// events and artifact rows, and returns the artifact files they named;
+// with check, only those no remaining row names. With rollup (SQLite's
+// job_hours), the batch leaves the roll-up through rollOut's two
+// statements, not through a run of the delete trigger per job.
+func pruneTx(ctx context.Context, tx wtx, ids []string, includeUnread, rollup, check bool) (pruneBatch, error) {
 	var b pruneBatch
 	q := `SELECT id FROM jobs WHERE id IN (?) AND state NOT IN ('running', 'queued')`
 	if !includeUnread {
 		q += ` AND seen_at IS NOT NULL`
 	}
-	if err := selectIn(ctx, tx, &b.deleted, q, ids); err != nil {
+	var deleted []string
+	if err := selectIn(ctx, tx, &deleted, q, ids); err != nil {
 		return b, err
 	}
-	if len(b.deleted) == 0 {
+	if len(deleted) == 0 {
 		return b, nil
 	}
-	var gone []shaCount
-	if err := selectIn(ctx, tx, &gone, `DELETE FROM artifacts WHERE job_id IN (?) RETURNING sha256, bytes AS n`, b.deleted); err != nil {
+	b.deleted = make(map[string]int64, len(deleted))
+	for _, id := range deleted {
+		b.deleted[id] = 0
+	}
+	var gone []struct {
+		JobID  string `db:"job_id"`
+		SHA256 string `db:"sha256"`
+		Bytes  int64  `db:"bytes"`
+	}
+	if err := selectIn(ctx, tx, &gone, `DELETE FROM artifacts WHERE job_id IN (?) RETURNING job_id, sha256, bytes`, deleted); err != nil {
 		return b, err
 	}
 	sizes := map[string]int64{}
+	var shas []string
 	for _, g := range gone {
-		sizes[g.SHA256] = g.N
+		b.deleted[g.JobID] += g.Bytes
+		if _, ok := sizes[g.SHA256]; !ok {
+			shas = append(shas, g.SHA256)
+		}
+		sizes[g.SHA256] = g.Bytes
 	}
 	b.artifacts += int64(len(gone))
-	in, args, err := sqlx.In(`job_id IN (?)`, b.deleted)
+	in, args, err := sqlx.In(`job_id IN (?)`, deleted)
 	if err != nil {
 		return b, err
 	}
@@ -318,11 +353,11 @@ func pruneTx(ctx context.Context, tx wtx, ids []string, includeUnread, rollup bo
 		return b, err
 	}
 	if rollup {
-		if err := rollOut(ctx, tx, b.deleted); err != nil {
+		if err := rollOut(ctx, tx, deleted); err != nil {
 			return b, err
 		}
 	}
-	if q, args, err = sqlx.In(`DELETE FROM jobs WHERE id IN (?)`, b.deleted); err != nil {
+	if q, args, err = sqlx.In(`DELETE FROM jobs WHERE id IN (?)`, deleted); err != nil {
 		return b, err
 	}
 	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
@@ -333,23 +368,21 @@ func pruneTx(ctx context.Context, tx wtx, ids []string, includeUnread, rollup bo
 			return b, err
 		}
 	}
-	if len(sizes) == 0 {
+	if len(shas) == 0 {
 		return b, nil
 	}
-	shas := make([]string, 0, len(sizes))
-	for sha := range sizes {
-		shas = append(shas, sha)
-	}
-	var still []string
-	if err := selectIn(ctx, tx, &still, `SELECT DISTINCT sha256 FROM artifacts WHERE sha256 IN (?)`, shas); err != nil {
-		return b, err
-	}
-	for _, sha := range still {
-		delete(sizes, sha)
+	if check {
+		var still []string
+		if err := selectIn(ctx, tx, &still, `SELECT DISTINCT sha256 FROM artifacts WHERE sha256 IN (?)`, shas); err != nil {
+			return b, err
+		}
+		for _, sha := range still {
+			delete(sizes, sha)
+		}
 	}
 	for _, sha := range shas {
 		if n, ok := sizes[sha]; ok {
-			b.unreferenced = append(b.unreferenced, UnreferencedArtifact{SHA256: sha, Bytes: n})
+			b.files = append(b.files, UnreferencedArtifact{SHA256: sha, Bytes: n})
 		}
 	}
 	return b, nil
