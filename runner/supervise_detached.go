@@ -368,6 +368,11 @@ func (ds *detachedSupervisor) serve(ctx context.Context, statusF *os.File) (agai
 	}
 	<-sup.done
 	pendingHooks.Wait() // the job's on_settle hook, bounded by its timeout
+	// What the hook left running when it ended (a descendant that left its
+	// process group, which its timeout kills): this process is its
+	// subreaper as it is the job's, and nothing of a job outlives its
+	// supervisor.
+	reapTree(&usageSum{})
 	// Another job only for a supervisor its host asked back, whose job is
 	// on record as settled with nothing of it left running.
 	return keep && sup.settled != nil && noChildren(), nil
