@@ -57,7 +57,9 @@ func (r *Runner) Prune(ctx context.Context, p jobstore.PruneParams) (*PruneRepor
 		return nil, errors.Join(err, rerr)
 	}
 	rep := &PruneReport{PruneResult: *res, RemovedFiles: rm.removed}
-	rep.Unreferenced = rm.gone
+	if rm.gone != nil {
+		rep.Unreferenced = rm.gone // else the store's empty list, never null
+	}
 	for _, u := range rm.gone {
 		rep.FreedBytes += u.Bytes
 	}

@@ -47,12 +47,20 @@ func TestRetentionPruneRemovesRowsThenUnreferencedFilesOnly(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, rep.Jobs, 2)
 	require.Equal(t, 2, rep.RemovedFiles, "two logs; logs shorter than one index stride have no index file")
+	require.ElementsMatch(t, dry.Unreferenced, rep.Unreferenced, "what went is what the dry run said would")
+	require.Equal(t, dry.FreedBytes, rep.FreedBytes)
 	require.False(t, exists(arts.Path(sc.Stdout.SHA256)))
 	require.False(t, exists(arts.Path(sc.Stderr.SHA256)+artifacts.IndexSuffix))
 	require.True(t, exists(arts.Path(sa.Stdout.SHA256)), "b still references the shared file")
 	require.Equal(t, "out: exiting with 0\n", e.output(b.ID, bgcmd.Stdout))
 	_, err = e.r.Read(ctx, a.ID)
 	require.ErrorIs(t, err, bgcmd.ErrNotFound)
+
+	again, err := e.r.Prune(ctx, jobstore.PruneParams{Session: "old"})
+	require.NoError(t, err)
+	require.Empty(t, again.Jobs)
+	require.NotNil(t, again.Unreferenced, "an empty list, never null")
+	require.Zero(t, again.FreedBytes)
 }
 
 func TestRetentionGCRemovesStrayFilesAndLeftoverDirsButNotLiveOnes(t *testing.T) {
