@@ -399,7 +399,7 @@ func (r *Runner) failDetached(ctx context.Context, job *bgcmd.Job, err error) er
 	}
 	if serr == nil {
 		os.RemoveAll(r.jobDir(job.ID))
-		afterSettle(r.store, r.arts, r.jobsDir, job.ID)
+		afterSettle(r.store, r.arts, r.jobsDir, job.ID, r.hookReaper())
 	}
 	return err
 }

@@ -104,13 +104,13 @@ func (r *Runner) afterCreate(ctx context.Context, job *bgcmd.Job) (hooked bool, 
 // afterSettle runs once a job's terminal transition has committed, in the
 // process that wrote it: it wakes the event feed's watchers at once, then
 // starts the job's on_settle hook, if it has one and nobody has claimed it,
-// in the background (pendingHooks counts it).
-func afterSettle(st *jobstore.Store, arts *artifacts.Store, jobsDir, id string) {
+// in the background (pendingHooks counts it), under hr when not nil.
+func afterSettle(st *jobstore.Store, arts *artifacts.Store, jobsDir, id string, hr *hookReaper) {
 	notifyEvents(st)
 	pendingHooks.Add(1)
 	go func() {
 		defer pendingHooks.Done()
-		_ = runSettleHook(context.Background(), st, arts, jobsDir, id)
+		_ = runSettleHook(context.Background(), st, arts, jobsDir, id, hr)
 	}()
 }
 
@@ -118,9 +118,10 @@ func afterSettle(st *jobstore.Store, arts *artifacts.Store, jobsDir, id string) 
 // runs it) and runs it: argv only, never a shell; the status object JSON on
 // stdin; BGCMD_JOB_ID, BGCMD_STATE, BGCMD_EXIT_CODE and PATH (the policy's
 // search path) as its whole environment; its output discarded; bounded by
-// its timeout, after which its process group is killed. The outcome is
-// recorded in hook_runs; the job's state is never touched.
-func runSettleHook(ctx context.Context, st *jobstore.Store, arts *artifacts.Store, jobsDir, id string) error {
+// its timeout, after which its process group is killed. Under hr (when
+// not nil) its reaper also kills whatever it left running once it ends.
+// The outcome is recorded in hook_runs; the job's state is never touched.
+func runSettleHook(ctx context.Context, st *jobstore.Store, arts *artifacts.Store, jobsDir, id string, hr *hookReaper) error {
 	host, _ := os.Hostname()
 	hook, ok, err := st.ClaimSettleHook(ctx, id, host+":"+strconv.Itoa(os.Getpid()))
 	if err != nil || !ok {
@@ -158,13 +159,17 @@ func runSettleHook(ctx context.Context, st *jobstore.Store, arts *artifacts.Stor
 	// run it (a supervisor's threads that started its job have the flag,
 	// the others not), and none of the hook's processes becomes a user
 	// that could not be killed.
-	if err = startUnprivileged(cmd, false); err == nil {
-		err = cmd.Wait()
+	if hr != nil {
+		err = hr.run(hctx, cmd, in) // without privilege gain too, as a job under a reaper
+	} else {
+		if err = startUnprivileged(cmd, false); err == nil {
+			err = cmd.Wait()
+		}
+		if cmd.Process != nil {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // what the hook left in its group
+		}
 	}
-	if cmd.Process != nil {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // what the hook left behind
-	}
-	var exitErr *exec.ExitError
+	var exitErr interface{ ExitCode() int } // *exec.ExitError, *hookExit
 	switch {
 	case err == nil:
 		code := 0
@@ -199,7 +204,7 @@ func (r *Runner) runUnclaimedHooks(ctx context.Context) error {
 		pendingHooks.Add(1)
 		go func() {
 			defer pendingHooks.Done()
-			_ = runSettleHook(context.WithoutCancel(ctx), r.store, r.arts, r.jobsDir, id)
+			_ = runSettleHook(context.WithoutCancel(ctx), r.store, r.arts, r.jobsDir, id, r.hookReaper())
 		}()
 	}
 	return nil

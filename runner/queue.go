@@ -239,7 +239,7 @@ func dispatch(ctx context.Context, st *jobstore.Store, jobsDir string, holderAli
 	for _, rec := range res.Settled {
 		wakeJob(wakeDirOf(st), rec.ID)
 		os.RemoveAll(jobDirIn(jobsDir, rec.ID))
-		afterSettle(st, artifactsFor(jobsDir), jobsDir, rec.ID)
+		afterSettle(st, artifactsFor(jobsDir), jobsDir, rec.ID, nil)
 	}
 	if len(res.Started) > 0 {
 		notifyEvents(st)
@@ -256,7 +256,7 @@ func (r *Runner) settleUnstarted(id string, to bgcmd.State, msg string) (*jobsto
 	}
 	wakeJob(wakeDirOf(r.store), id)
 	os.RemoveAll(r.jobDir(id))
-	afterSettle(r.store, r.arts, r.jobsDir, id)
+	afterSettle(r.store, r.arts, r.jobsDir, id, r.hookReaper())
 	return rec, nil
 }
 

@@ -199,8 +199,9 @@ func (rp *reaperProc) read() (reapReport, error) {
 
 // start starts cmd's program under a reaper of the pool (binary
 // re-executed, see ReapCommand): with cmd's path, argv and environment,
-// cmd's stdout and stderr, stdin /dev/null, in the open directory cwd (or
-// cmd.Dir when cwd is nil) and in cg when there is one. The job leads a
+// cmd's stdout and stderr, stdin /dev/null (or cmd's, when it is a file),
+// in the open directory cwd (or cmd.Dir when cwd is nil) and in cg when
+// there is one. The job leads a
 // new process group, so the host's group signals reach the job and not
 // the reaper, which must outlive it to clean up.
 func (p *reaperPool) start(binary string, cmd *exec.Cmd, cwd *os.File, cg *jobCgroup) (jobProc, error) {
@@ -226,6 +227,10 @@ func (p *reaperPool) start(binary string, cmd *exec.Cmd, cwd *os.File, cg *jobCg
 		cg.place(&attr) // the job, and so every process of it
 		q.HasCgroup = true
 		fds = append(fds, attr.CgroupFD)
+	}
+	if stdin, ok := cmd.Stdin.(*os.File); ok && stdin != nil {
+		q.HasStdin = true
+		fds = append(fds, int(stdin.Fd()))
 	}
 	var rp *reaperProc
 	for attempt := 0; ; attempt++ {

@@ -104,6 +104,12 @@ func (s *reaper) serve(q *reapRequest, fds []int) error {
 		received = append(received, os.NewFile(uintptr(fds[next]), "cgroup"))
 		attr.UseCgroupFD = true
 		attr.CgroupFD = fds[next]
+		next++
+	}
+	stdin := s.devNull
+	if q.HasStdin {
+		stdin = os.NewFile(uintptr(fds[next]), "stdin")
+		received = append(received, stdin)
 	}
 	closeReceived := func() {
 		for _, f := range received {
@@ -116,8 +122,8 @@ func (s *reaper) serve(q *reapRequest, fds []int) error {
 	}
 	cmd := &exec.Cmd{Path: q.Path, Args: q.Argv, Env: q.Env, Dir: dir,
 		Stdout: stdout, Stderr: stderr, SysProcAttr: attr}
-	if s.devNull != nil {
-		cmd.Stdin = s.devNull
+	if stdin != nil {
+		cmd.Stdin = stdin
 	}
 	if cmd.Env == nil {
 		cmd.Env = []string{}

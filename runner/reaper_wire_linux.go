@@ -71,6 +71,9 @@ type reapRequest struct {
 	// HasCgroup: the job starts in the cgroup whose directory handle
 	// travels with the request (CLONE_INTO_CGROUP).
 	HasCgroup bool `json:"has_cgroup,omitempty"`
+	// HasStdin: the program reads the descriptor that travels last with
+	// the request (an on_settle hook's status JSON), not /dev/null.
+	HasStdin bool `json:"has_stdin,omitempty"`
 }
 
 // wantFDs is how many descriptors must travel with the request.
@@ -80,6 +83,9 @@ func (q *reapRequest) wantFDs() int {
 		n++
 	}
 	if q.HasCgroup {
+		n++
+	}
+	if q.HasStdin {
 		n++
 	}
 	return n
@@ -131,7 +137,7 @@ func sendRequest(conn *net.UnixConn, q *reapRequest, fds []int) (sent bool, err 
 // between requests.
 func readRequest(fd int) (*reapRequest, []int, error) {
 	var hdr [4]byte
-	oob := make([]byte, unix.CmsgSpace(4*4))
+	oob := make([]byte, unix.CmsgSpace(5*4)) // stdout, stderr, cwd, cgroup, stdin
 	var n, oobn, flags int
 	var err error
 	for {

@@ -158,7 +158,7 @@ func (r *Runner) afterReconcile(ctx context.Context, settled []string) {
 			pendingHooks.Add(1)
 			go func() {
 				defer pendingHooks.Done()
-				_ = runSettleHook(context.WithoutCancel(ctx), r.store, r.arts, r.jobsDir, id)
+				_ = runSettleHook(context.WithoutCancel(ctx), r.store, r.arts, r.jobsDir, id, r.hookReaper())
 			}()
 		}
 	}

@@ -117,7 +117,7 @@ func (s *supervisor) settle(ctx context.Context, out *outcome, streams map[bgcmd
 		if s.hookless {
 			notifyEvents(s.store)
 		} else {
-			afterSettle(s.store, s.arts, filepath.Dir(s.dir), s.job.ID)
+			afterSettle(s.store, s.arts, filepath.Dir(s.dir), s.job.ID, s.hookReaper())
 		}
 	}
 	if err == nil && banked {

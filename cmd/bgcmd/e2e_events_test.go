@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -191,4 +192,39 @@ func isZombie(pid int) bool {
 	}
 	i := bytes.LastIndexByte(b, ')')
 	return i > 0 && len(b) > i+2 && b[i+2] == 'Z'
+}
+
+// TestAHookReconcileRunsLeavesNothingRunning: the CLI that reconciles a
+// killed supervisor's job runs its on_settle hook under a reaper, which
+// kills what the hook left in a session of its own (setsid) once the hook
+// has ended, before the command returns.
+func TestAHookReconcileRunsLeavesNothingRunning(t *testing.T) {
+	t.Parallel()
+	h := newHome(t)
+	dir := t.TempDir()
+	quoted, _ := json.Marshal([]string{fixture(t, "wait-for-file.sh")})
+	hook, _ := json.Marshal([]string{fixture(t, "on-settle-escape.sh"), dir})
+	h.writePolicy(fmt.Sprintf("allowed_executables = %s\ncwd_root = %q\non_settle = %s\non_settle_timeout = \"30s\"\n",
+		quoted, h.root, hook))
+	id := h.start(fixture(t, "wait-for-file.sh"), filepath.Join(h.root, "never"))
+	sup := int(h.status(id)["supervisor_pid"].(float64))
+	require.NoError(t, syscall.Kill(sup, syscall.SIGKILL))
+	eventually(t, "the supervisor to die", func() bool { return syscall.Kill(sup, 0) != nil || isZombie(sup) })
+	h.ok("reconcile")
+	require.Equal(t, "orphaned", h.peekState(id))
+	require.Contains(t, h.ok("sql", "--csv", "SELECT outcome FROM hook_runs WHERE job_id = '"+id+"'"), "ok")
+	b, err := os.ReadFile(filepath.Join(dir, id+".pid"))
+	require.NoError(t, err, "the hook ran before reconcile returned")
+	left, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	require.NoError(t, err)
+	sleeper := func() bool {
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", left))
+		return string(cmdline) == "sleep\x00311\x00" && !isZombie(left)
+	}
+	t.Cleanup(func() {
+		if sleeper() {
+			_ = syscall.Kill(left, syscall.SIGKILL)
+		}
+	})
+	require.False(t, sleeper(), "the hook's setsid descendant %d still runs after reconcile returned", left)
 }
