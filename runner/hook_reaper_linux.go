@@ -97,8 +97,7 @@ func (hr *hookReaper) run(ctx context.Context, cmd *exec.Cmd, in []byte) error {
 	select {
 	case out = <-done:
 	case <-ctx.Done():
-		_ = syscall.Kill(-p.pid(), syscall.SIGKILL)
-		p.signal(syscall.SIGKILL) // it may have left its group
+		signalJob(p, syscall.SIGKILL) // its group, and its main process wherever it went
 		out = <-done
 	}
 	switch {
