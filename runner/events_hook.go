@@ -155,12 +155,13 @@ func runSettleHook(ctx context.Context, st *jobstore.Store, arts *artifacts.Stor
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = hookKillWait
-	// Without privilege gain, as a job: the same in every process that may
-	// run it (a supervisor's threads that started its job have the flag,
-	// the others not), and none of the hook's processes becomes a user
-	// that could not be killed.
+	// Without privilege gain, as a job, whichever way it starts (a reaper
+	// starts every program so; here, the same in every process that may
+	// run it, whose threads that started a job have the flag and the
+	// others not): none of the hook's processes becomes a user that could
+	// not be killed.
 	if hr != nil {
-		err = hr.run(hctx, cmd, in) // without privilege gain too, as a job under a reaper
+		err = hr.run(hctx, cmd, in)
 	} else {
 		if err = startUnprivileged(cmd, false); err == nil {
 			err = cmd.Wait()

@@ -136,12 +136,7 @@ func running(pid int, st procStat) bool {
 // zombie before the other threads were torn down, does not run on.
 func otherThreads(pid int) bool {
 	dir := "/proc/" + strconv.Itoa(pid) + "/task"
-	f, err := os.Open(dir)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	names, _ := f.Readdirnames(-1)
+	names, _ := entryNames(dir) // none once the process is gone
 	leader := strconv.Itoa(pid)
 	for _, n := range names {
 		if n == leader {
