@@ -150,7 +150,7 @@ func (r *Runner) handOver(ctx context.Context, job *bgcmd.Job, p *supProc, logf 
 	defer logf.Close()
 	sp := spec{Home: r.home, DBPath: r.store.Path(), JobID: job.ID, Env: env,
 		HostPID: job.SupervisorPID, HostStart: job.SupervisorStart, Cgroup: r.cgroupRoot(), ReadyLog: r.transient}
-	p, rr, err := r.sendSpec(p, logf, cwd, func(*supProc) *spec { return &sp })
+	p, rr, err := r.sendSpec(p, logf, cwd, func(*supProc) *spec { return &sp }, nil)
 	if p == nil {
 		return r.failDetached(ctx, job, err)
 	}
@@ -170,10 +170,14 @@ func (r *Runner) handOver(ctx context.Context, job *bgcmd.Job, p *supProc, logf 
 // write alone does not always say a spare died: a fork of this process
 // running meanwhile holds a copy of the spare's socket until it execs, and
 // the line lands in its buffer. A spare that ended without saying it took
-// the job never did anything with it. It returns the supervisor the job
-// went to, or nil and why when a replacement could not be started; err is
-// the error of the hand-over, if any.
-func (r *Runner) sendSpec(p *supProc, logf, cwd *os.File, specFor func(*supProc) *spec) (*supProc, *reportReader, error) {
+// the job never did anything with it. meanwhile, when not nil, runs once
+// the spec is sent, before that answer is awaited: a spare that is still
+// starting (the one a `bgcmd run` starts as it begins) takes a few
+// milliseconds to answer, work this process would otherwise do after. It
+// returns the supervisor the job went to, or nil and why when a
+// replacement could not be started; err is the error of the hand-over, if
+// any.
+func (r *Runner) sendSpec(p *supProc, logf, cwd *os.File, specFor func(*supProc) *spec, meanwhile func()) (*supProc, *reportReader, error) {
 	send := func(p *supProc) (*reportReader, error) {
 		if p.status != nil {
 			return newReportReader(p.status, p.exe), sendLine(p.conn, specFor(p), cwd, logf)
@@ -187,6 +191,9 @@ func (r *Runner) sendSpec(p *supProc, logf, cwd *os.File, specFor func(*supProc)
 		return newReportReader(statusR, p.exe), sendLine(p.conn, specFor(p), cwd, logf, statusW)
 	}
 	rr, err := send(p)
+	if meanwhile != nil {
+		meanwhile()
+	}
 	if p.spare && (err != nil || !rr.tookJob()) {
 		p.close()
 		if p, err = r.spawnSupervisorForJob(logf); err != nil {
@@ -222,7 +229,9 @@ func (r *Runner) startDetached(ctx context.Context, job *bgcmd.Job, p *supProc, 
 			HostPID: p.pid, HostStart: p.start, Cgroup: r.cgroupRoot(), Job: newSpecJob(job), Unrecorded: true,
 			Return: back, Hookless: !r.storesSettleHooks(), ReadyLog: r.transient && !back}
 	}
-	p, rr, err := r.sendSpec(p, logf, cwd, specFor)
+	// The create's statements compile while the supervisor takes the job.
+	prepare := func() { _ = r.store.Prepare(ctx, jobstore.BeginCreateWrites) } // a failure is the create's to report
+	p, rr, err := r.sendSpec(p, logf, cwd, specFor, prepare)
 	if p == nil {
 		r.releaseReturn(back, nil)
 		return r.readBack(ctx, job.ID, r.failUnrecorded(ctx, job, err))

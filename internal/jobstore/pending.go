@@ -67,7 +67,7 @@ func (s *Store) BeginCreate(ctx context.Context, j *bgcmd.Job) (*PendingCreate, 
 		return nil, describeWriteError(fmt.Errorf("create job: begin: %w", err))
 	}
 	// Compiled before the write lock is taken, and the Commit's too.
-	if err := prepareOn(ctx, conn.Conn, append(CreateWrites.statements(), markStartedSQL)); err != nil {
+	if err := prepareOn(ctx, conn.Conn, BeginCreateWrites.statements()); err != nil {
 		conn.Close()
 		return nil, err
 	}

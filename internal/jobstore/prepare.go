@@ -16,6 +16,9 @@ const (
 	// SettleWrites is Settle: the terminal transition, the artifacts, the
 	// event and its link in the chain.
 	SettleWrites
+	// BeginCreateWrites is BeginCreate and its Commit: Create's
+	// statements and the one that records the started child.
+	BeginCreateWrites
 )
 
 // statements are the texts each write runs in its transaction, as the
@@ -23,8 +26,11 @@ const (
 func (w Writes) statements() []string {
 	chain := []string{nextEventSQL, insertChainedEventSQL, advanceHeadSQL}
 	var qs []string
-	if w&CreateWrites != 0 {
+	if w&(CreateWrites|BeginCreateWrites) != 0 {
 		qs = append(qs, insertJobSQL)
+	}
+	if w&BeginCreateWrites != 0 {
+		qs = append(qs, markStartedSQL)
 	}
 	if w&SettleWrites != 0 {
 		qs = append(qs, settleJobSQL, insertArtifactSQL)

@@ -92,6 +92,12 @@ func TestPrepareWritesAreTheirOwn(t *testing.T) {
 		require.Contains(t, create, q)
 		require.Contains(t, settle, q)
 	}
+	begin := BeginCreateWrites.statements()
+	for _, q := range create {
+		require.Contains(t, begin, q, "a create begun ahead runs Create's statements")
+	}
+	require.Contains(t, begin, markStartedSQL)
+	require.NotContains(t, create, markStartedSQL)
 	require.Empty(t, Writes(0).statements())
 }
 
@@ -135,4 +141,29 @@ func TestBeginCreateLeavesItsCommitNothingToPrepare(t *testing.T) {
 	slices.Sort(want)
 	added := slices.DeleteFunc(begun, func(q string) bool { return slices.Contains(before, q) })
 	require.Equal(t, want, added, "BeginCreate prepared the create's statements and its Commit's, nothing else")
+	got := BeginCreateWrites.statements()
+	slices.Sort(got)
+	require.Equal(t, want, got, "BeginCreateWrites readies what BeginCreate and its Commit run")
+}
+
+// A process that readies BeginCreateWrites while it waits for something
+// else (a detached start, while its supervisor takes the job) leaves
+// BeginCreate and its Commit nothing to compile.
+func TestPrepareBeginCreateWritesLeavesTheCreateNothingToPrepare(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, Options{Path: filepath.Join(t.TempDir(), "bgcmd.db")})
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, s.Prepare(ctx, BeginCreateWrites))
+	prepared := cachedStatements(t, s)
+	j := &bgcmd.Job{Session: "a", Argv: []string{"/bin/true"}, Exe: "/bin/true", Cwd: "/",
+		Timeout: time.Minute, KillGrace: time.Second, MaxOutputBytes: 1 << 20}
+	pending, err := s.BeginCreate(ctx, j)
+	require.NoError(t, err)
+	require.NoError(t, pending.Commit(ctx, StartedParams{ID: j.ID, PID: 1, PGID: 1, StartedAt: time.Now()}))
+	require.Equal(t, prepared, cachedStatements(t, s), "BeginCreate and its Commit prepared nothing")
+	rec, err := s.Get(ctx, j.ID)
+	require.NoError(t, err)
+	require.Equal(t, bgcmd.StateRunning, rec.State)
+	require.Equal(t, 1, rec.PID)
 }
