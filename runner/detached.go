@@ -78,6 +78,12 @@ type spec struct {
 	// looks for no hook to run. A host that omits it (false) leaves the
 	// supervisor to look, as before.
 	Hookless bool `json:"hookless,omitempty"`
+	// Hooks, instead of a job, are the jobs whose on_settle hooks the
+	// supervisor is to run: jobs the host settled, whose hooks it hands
+	// off rather than wait for (see Runner.handsOffHooks). The supervisor
+	// reports "ok" at once, runs each hook nobody has claimed, sweeps what
+	// they left running and exits.
+	Hooks []string `json:"hooks,omitempty"`
 	// ReadyLog says the host ends once the job is on record and waits for
 	// none of it (Options.Transient): the supervisor readies the store's
 	// write-ahead log for the next process before its settle, and ends
@@ -408,7 +414,7 @@ func (r *Runner) failDetached(ctx context.Context, job *bgcmd.Job, err error) er
 	}
 	if serr == nil {
 		os.RemoveAll(r.jobDir(job.ID))
-		afterSettle(r.store, r.arts, r.jobsDir, job.ID, r.hookReaper())
+		r.afterSettle(job.ID)
 	}
 	return err
 }

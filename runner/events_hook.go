@@ -197,16 +197,14 @@ func (r *Runner) runUnclaimedHooks(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	orphans := ids[:0]
 	for _, id := range ids {
 		rec, err := r.store.Get(ctx, id)
 		if err != nil || r.supervisorAlive(rec) {
 			continue // pruned meanwhile, or its settler will run it
 		}
-		pendingHooks.Add(1)
-		go func() {
-			defer pendingHooks.Done()
-			_ = runSettleHook(context.WithoutCancel(ctx), r.store, r.arts, r.jobsDir, id, r.hookReaper())
-		}()
+		orphans = append(orphans, id)
 	}
+	r.startHooks(ctx, orphans)
 	return nil
 }

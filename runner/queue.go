@@ -256,7 +256,7 @@ func (r *Runner) settleUnstarted(id string, to bgcmd.State, msg string) (*jobsto
 	}
 	wakeJob(wakeDirOf(r.store), id)
 	os.RemoveAll(r.jobDir(id))
-	afterSettle(r.store, r.arts, r.jobsDir, id, r.hookReaper())
+	r.afterSettle(id)
 	return rec, nil
 }
 

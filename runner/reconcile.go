@@ -159,7 +159,7 @@ func (r *Runner) reconcileJob(ctx context.Context, rec *jobstore.Record) (reconc
 		return 0, fmt.Errorf("job %s: %w", rec.ID, err)
 	}
 	os.RemoveAll(dir)
-	afterSettle(r.store, r.arts, r.jobsDir, rec.ID, r.hookReaper())
+	r.afterSettle(rec.ID)
 	return result, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -151,16 +152,8 @@ func (r *Runner) afterReconcile(ctx context.Context, settled []string) {
 		for _, id := range settled {
 			ours[id] = true
 		}
-		for _, id := range ids {
-			if !ours[id] {
-				continue // not ours: runUnclaimedHooks decides
-			}
-			pendingHooks.Add(1)
-			go func() {
-				defer pendingHooks.Done()
-				_ = runSettleHook(context.WithoutCancel(ctx), r.store, r.arts, r.jobsDir, id, r.hookReaper())
-			}()
-		}
+		// Not ours: runUnclaimedHooks decides.
+		r.startHooks(ctx, slices.DeleteFunc(ids, func(id string) bool { return !ours[id] }))
 	}
 	// Off the reconcile's path, as a supervisor's settle does; Close waits.
 	pendingHooks.Add(1)

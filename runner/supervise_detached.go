@@ -270,6 +270,9 @@ func (ds *detachedSupervisor) serve(ctx context.Context, statusF *os.File) (agai
 		report("error: " + err.Error())
 		return false, err
 	}
+	if len(sp.Hooks) > 0 {
+		return false, ds.runHooks(ctx, &sp, report)
+	}
 	var job *bgcmd.Job
 	if sp.Unrecorded {
 		if sp.Job == nil || sp.HostPID != ds.self || sp.HostStart != ds.selfStart || sp.Job.ID != sp.JobID {

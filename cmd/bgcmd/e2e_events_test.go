@@ -194,10 +194,47 @@ func isZombie(pid int) bool {
 	return i > 0 && len(b) > i+2 && b[i+2] == 'Z'
 }
 
+// TestACommandThatReconcilesDoesNotWaitForAHook: a short command that
+// settles a killed supervisor's job (here `bgcmd status`, which
+// reconciles first) hands the job's on_settle hook to a detached process and returns:
+// the hook, which waits for a file only this test creates after the
+// command has returned, is still running then, and runs to its end after.
+// Before, the command waited for the hook, up to its timeout.
+func TestACommandThatReconcilesDoesNotWaitForAHook(t *testing.T) {
+	t.Parallel()
+	h := newHome(t)
+	release := filepath.Join(t.TempDir(), "release")
+	quoted, _ := json.Marshal([]string{fixture(t, "wait-for-file.sh")})
+	hook, _ := json.Marshal([]string{fixture(t, "wait-for-file.sh"), release})
+	h.writePolicy(fmt.Sprintf("allowed_executables = %s\ncwd_root = %q\non_settle = %s\non_settle_timeout = \"30m\"\n",
+		quoted, h.root, hook))
+	id := h.start(fixture(t, "wait-for-file.sh"), filepath.Join(h.root, "never"))
+	sup := int(h.status(id)["supervisor_pid"].(float64))
+	require.NoError(t, syscall.Kill(sup, syscall.SIGKILL))
+	eventually(t, "the supervisor to die", func() bool { return syscall.Kill(sup, 0) != nil || isZombie(sup) })
+	t.Cleanup(func() { _ = os.WriteFile(release, nil, 0o600) }) // the hook ends with the test
+	_, out, done := h.inBackground("status", id)
+	select {
+	case code := <-done:
+		require.Equal(t, 0, code, "status: %s", out)
+	case <-time.After(pollDeadline):
+		t.Fatal("a command that reconciled an orphan with an on_settle hook waited for the hook")
+	}
+	require.Contains(t, out.String(), "orphaned")
+	hookRun := func() string {
+		return h.ok("sql", "--csv", "SELECT claimed_at IS NOT NULL, COALESCE(outcome, '') FROM hook_runs WHERE job_id = '"+id+"'")
+	}
+	eventually(t, "the hook to be claimed", func() bool { return strings.Contains(hookRun(), "\n1,") })
+	require.Contains(t, hookRun(), "\n1,\n", "the hook is still running after the command returned")
+	require.NoError(t, os.WriteFile(release, nil, 0o600))
+	eventually(t, "the hook to finish", func() bool { return strings.Contains(hookRun(), "\n1,ok") })
+	require.Equal(t, "orphaned", h.peekState(id))
+}
+
 // TestAHookReconcileRunsLeavesNothingRunning: the CLI that reconciles a
-// killed supervisor's job runs its on_settle hook under a reaper, which
-// kills what the hook left in a session of its own (setsid) once the hook
-// has ended, before the command returns.
+// killed supervisor's job hands its on_settle hook to a detached
+// supervisor, which kills what the hook left in a session of its own
+// (setsid) once the hook has ended.
 func TestAHookReconcileRunsLeavesNothingRunning(t *testing.T) {
 	t.Parallel()
 	h := newHome(t)
@@ -212,9 +249,11 @@ func TestAHookReconcileRunsLeavesNothingRunning(t *testing.T) {
 	eventually(t, "the supervisor to die", func() bool { return syscall.Kill(sup, 0) != nil || isZombie(sup) })
 	h.ok("reconcile")
 	require.Equal(t, "orphaned", h.peekState(id))
-	require.Contains(t, h.ok("sql", "--csv", "SELECT outcome FROM hook_runs WHERE job_id = '"+id+"'"), "ok")
+	eventually(t, "the hook to finish", func() bool {
+		return strings.Contains(h.ok("sql", "--csv", "SELECT outcome FROM hook_runs WHERE job_id = '"+id+"'"), "\nok")
+	})
 	b, err := os.ReadFile(filepath.Join(dir, id+".pid"))
-	require.NoError(t, err, "the hook ran before reconcile returned")
+	require.NoError(t, err, "the hook wrote its descendant's pid before it exited 0")
 	left, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	require.NoError(t, err)
 	sleeper := func() bool {
@@ -226,5 +265,5 @@ func TestAHookReconcileRunsLeavesNothingRunning(t *testing.T) {
 			_ = syscall.Kill(left, syscall.SIGKILL)
 		}
 	})
-	require.False(t, sleeper(), "the hook's setsid descendant %d still runs after reconcile returned", left)
+	eventually(t, "the hook's setsid descendant to be killed", func() bool { return !sleeper() })
 }
