@@ -207,6 +207,7 @@ func (b *BundleReport) checkJob(j *BundleJob, head jobstore.ChainHead, hashes ma
 	ref := BundleJobRef{ID: id, State: j.Status.State, Files: j.Files}
 	var last int64
 	var created, settled []any
+	var lastTo any // the state the job's last event moved it to
 	for _, e := range j.Events {
 		b.Events++
 		ref.EventHashes = append(ref.EventHashes, e.Hash)
@@ -233,6 +234,7 @@ func (b *BundleReport) checkJob(j *BundleJob, head jobstore.ChainHead, hashes ma
 			b.problem("job %s event at chain place %d: past the chain head at export (%d)", id, e.Seq, head.Seq)
 		}
 		last = e.Seq
+		lastTo = v[7]
 		if v[6] == nil && len(v) >= 18 {
 			created = v[10:18]
 		}
@@ -244,11 +246,23 @@ func (b *BundleReport) checkJob(j *BundleJob, head jobstore.ChainHead, hashes ma
 		b.problem("job %s: no creation event", id)
 	} else {
 		argv, _ := json.Marshal(j.Argv)
-		want := []any{nil, nil, string(argv), j.Exe, nilIfEmpty(j.ExeSHA256), j.Cwd}
+		want := []any{j.Status.Session, j.Status.Host, string(argv), j.Exe, nilIfEmpty(j.ExeSHA256), j.Cwd}
 		if created[2] != want[2] || created[3] != want[3] || created[4] != want[4] || created[5] != want[5] ||
 			!equalStrings(j.Status.Argv, j.Argv) || j.Status.Exe != j.Exe || j.Status.Cwd != j.Cwd {
 			b.problem("job %s: argv, exe, exe_sha256 or cwd disagree with its creation event", id)
 		}
+		if created[0] != want[0] || created[1] != want[1] {
+			b.problem("job %s: the status's session or host disagree with its creation event", id)
+		}
+	}
+	// The status is the bundle's own, unhashed: its state must be the one
+	// the job's last event moved it to, or a forged state would choose
+	// which checks below apply.
+	switch {
+	case !j.Status.State.Valid():
+		b.problem("job %s: the status's state %q is not a job state", id, j.Status.State)
+	case lastTo != nil && lastTo != string(j.Status.State):
+		b.problem("job %s: the status says %s, its last event %v", id, j.Status.State, lastTo)
 	}
 	files := map[bgcmd.Stream]BundleFile{}
 	for _, f := range j.Files {
@@ -266,12 +280,15 @@ func (b *BundleReport) checkJob(j *BundleJob, head jobstore.ChainHead, hashes ma
 			b.problem("job %s: file %s hashes to %s (%d bytes), not the %s (%d bytes) recorded", id, f.Name, m.sha256, m.bytes, f.SHA256, f.Bytes)
 		}
 	}
-	if j.Status.State.Settled() {
-		if settled == nil {
-			b.problem("job %s is %s but has no settle event", id, j.Status.State)
-		} else {
-			b.checkOutcome(j, settled, files)
-		}
+	// Files and the outcome are checked against the settle event whenever
+	// there is one, whatever the status says.
+	switch {
+	case settled != nil:
+		b.checkOutcome(j, settled, files)
+	case j.Status.State.Settled():
+		b.problem("job %s is %s but has no settle event", id, j.Status.State)
+	case len(j.Files) > 0:
+		b.problem("job %s carries %d file(s) but no settle event commits to them", id, len(j.Files))
 	}
 	b.Jobs = append(b.Jobs, ref)
 }

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// rewriteBundle rewrites the bundle at in into out as anyone holding it
+// can: edit changes the manifest (as plain JSON) and the members, and
+// SHA256SUMS is computed again over the result. Only the chain's hashes,
+// which tie the bundle to the store, cannot be made again.
+func rewriteBundle(t *testing.T, in, out string, edit func(m map[string]any, members map[string][]byte)) {
+	t.Helper()
+	data, err := os.ReadFile(in)
+	require.NoError(t, err)
+	tr := tar.NewReader(bytes.NewReader(data))
+	members := map[string][]byte{}
+	var order []string
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		b, err := io.ReadAll(tr)
+		require.NoError(t, err)
+		members[hdr.Name] = b
+		order = append(order, hdr.Name)
+	}
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(members["manifest.json"], &m))
+	edit(m, members)
+	mb, err := json.MarshalIndent(m, "", "  ")
+	require.NoError(t, err)
+	members["manifest.json"] = append(mb, '\n')
+	var names []string
+	for n := range members {
+		if n != "SHA256SUMS" {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	var sums strings.Builder
+	for _, n := range names {
+		s := sha256.Sum256(members[n])
+		fmt.Fprintf(&sums, "%s  %s\n", hex.EncodeToString(s[:]), n)
+	}
+	members["SHA256SUMS"] = []byte(sums.String())
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, n := range order {
+		require.NoError(t, tw.WriteHeader(&tar.Header{Name: n, Mode: 0o600, Size: int64(len(members[n])), Typeflag: tar.TypeReg}))
+		_, err := tw.Write(members[n])
+		require.NoError(t, err)
+	}
+	require.NoError(t, tw.Close())
+	require.NoError(t, os.WriteFile(out, buf.Bytes(), 0o600))
+}
+
+// A bundle whose status was rewritten, its SHA256SUMS made again, keeps
+// every event and its hash, so it still names the store's chain: verify
+// --bundle must refuse it all the same. Each case is a forgery that once
+// verified: a state that does not say settled (a character the eye does
+// not see after "exited", or "running") turned the check of the files
+// against the settle event off, so forged output passed; a timeout
+// relabelled "exited" and a job credited to another session passed as
+// well.
+func TestVerifyBundleRefusesAStatusTheEventsDoNotBear(t *testing.T) {
+	t.Parallel()
+	h := newHome(t)
+	id := h.settled(fixture(t, "exit-with.sh"), "3")
+	genuine := filepath.Join(t.TempDir(), "genuine.tar")
+	require.Equal(t, 0, h.bgcmd("export", id, "-o", genuine).code)
+	require.Equal(t, 0, h.bgcmd("verify", "--bundle", genuine).code, "the genuine bundle verifies")
+
+	forged := []byte("all 1742 tests passed\n")
+	sum := sha256.Sum256(forged)
+	forgeOutput := func(state string) func(map[string]any, map[string][]byte) {
+		return func(m map[string]any, members map[string][]byte) {
+			job := m["jobs"].([]any)[0].(map[string]any)
+			st := job["status"].(map[string]any)
+			st["state"] = state
+			st["exit_code"] = 0
+			st["stdout"].(map[string]any)["sha256"] = hex.EncodeToString(sum[:])
+			st["tail_preview"] = string(forged)
+			for _, f := range job["files"].([]any) {
+				if f := f.(map[string]any); f["stream"] == "stdout" {
+					f["sha256"], f["bytes"] = hex.EncodeToString(sum[:]), len(forged)
+				}
+			}
+			members["jobs/"+id+"/stdout"] = forged
+		}
+	}
+	status := func(key string, v any) func(map[string]any, map[string][]byte) {
+		return func(m map[string]any, _ map[string][]byte) {
+			m["jobs"].([]any)[0].(map[string]any)["status"].(map[string]any)[key] = v
+		}
+	}
+	for name, edit := range map[string]func(map[string]any, map[string][]byte){
+		"forged output, state exited and an invisible character": forgeOutput("exited\u200b"),
+		"forged output, state running":                           forgeOutput("running"),
+		"forged output, state exited":                            forgeOutput("exited"),
+		"exit code 3 said 0":                                     status("exit_code", 0),
+		"state said timeout":                                     status("state", "timeout"),
+		"another session":                                        status("session", "alice"),
+		"another host":                                           status("host", "elsewhere"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "forged.tar")
+			rewriteBundle(t, genuine, out, edit)
+			r := h.bgcmd("verify", "--bundle", out)
+			require.Equal(t, 1, r.code, "a forged bundle verified:\n%s%s", r.stdout, r.stderr)
+			require.Contains(t, r.stdout, "bundle FAILED")
+		})
+	}
+}
