@@ -189,9 +189,14 @@ func checkArgv(argv []string) error {
 	return nil
 }
 
-// checkLabels bounds label keys and values.
+// checkLabels bounds label keys and values, and refuses the labels the
+// git tools own.
 func checkLabels(labels map[string]string) error {
 	for k, v := range labels {
+		if bgcmd.ReservedLabel(k) {
+			return invalid("use another key: kind, tool and display are set by bgcmd's git tools alone",
+				"label %q is bgcmd's own", k)
+		}
 		if k == "" || len(k) > maxLabelSize || len(v) > maxLabelSize || strings.ContainsRune(k+v, 0) {
 			return invalid(fmt.Sprintf("use non-empty keys and values of at most %d bytes, without NUL", maxLabelSize),
 				"label %q is empty, too long or contains a NUL byte", k)

@@ -83,7 +83,7 @@ func (t *Toolset) run(ctx context.Context, tool, display string, args []string, 
 	argv := append(append([]string{t.gitPath}, globalArgs...), args...)
 	job, err := t.r.Start(ctx, argv, runner.StartOptions{
 		Cwd: t.root, Env: env, Session: t.session,
-		Labels: map[string]string{"kind": "git", "tool": tool, "display": display},
+		Labels: map[string]string{bgcmd.LabelKind: "git", bgcmd.LabelTool: tool, bgcmd.LabelDisplay: display},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%s: start git: %w", tool, err)

@@ -134,11 +134,12 @@ pass ID as --before to get the next page.`,
 	return cmd
 }
 
-// jobCommand is how a job's command is shown to people: its display label
-// when it has one (a git tool call: "git log --max-count 5"), else its argv.
+// jobCommand is how a job's command is shown to people: a git tool call's
+// display label ("git log --max-count 5"), else its argv; on one line,
+// escaped either way.
 func jobCommand(j bgcmd.Job) string {
-	if d := j.Labels["display"]; d != "" {
-		return d
+	if d := j.Labels[bgcmd.LabelDisplay]; d != "" && j.Labels[bgcmd.LabelKind] == "git" {
+		return oneLine(d)
 	}
 	return commandLine(j.Argv)
 }

@@ -144,6 +144,9 @@ func (o *runFlags) startOptions() (runner.StartOptions, error) {
 		if !ok || k == "" {
 			return so, &usageError{fmt.Errorf("--label %q: want KEY=VALUE", kv)}
 		}
+		if bgcmd.ReservedLabel(k) {
+			return so, &usageError{fmt.Errorf("--label %q: the keys kind, tool and display are set by bgcmd's git tools alone: use another key", kv)}
+		}
 		if so.Labels == nil {
 			so.Labels = map[string]string{}
 		}

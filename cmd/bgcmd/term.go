@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -76,8 +77,10 @@ func truncate(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// oneLine replaces control characters (newlines, tabs, escapes) with
-// visible escapes, so a value never breaks a table or moves the cursor.
+// oneLine replaces control characters (newlines, tabs, escapes, the C1
+// controls some terminals act on) and the marks that reorder text
+// (bidirectional overrides) with visible escapes, so a value never breaks
+// a table, moves the cursor or shows its characters in another order.
 func oneLine(s string) string {
 	if !strings.ContainsFunc(s, isControl) {
 		return s
@@ -91,11 +94,10 @@ func oneLine(s string) string {
 			b.WriteString(`\t`)
 		case r == '\r':
 			b.WriteString(`\r`)
+		case isControl(r) && r < 0x80:
+			fmt.Fprintf(&b, `\x%02x`, r)
 		case isControl(r):
-			b.WriteString(`\x`)
-			const hex = "0123456789abcdef"
-			b.WriteByte(hex[r>>4&0xf])
-			b.WriteByte(hex[r&0xf])
+			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
 			b.WriteRune(r)
 		}
@@ -103,4 +105,9 @@ func oneLine(s string) string {
 	return b.String()
 }
 
-func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+// isControl says whether oneLine escapes r: C0 and C1 controls, DEL, and
+// the bidirectional marks, embeddings, overrides and isolates.
+func isControl(r rune) bool {
+	return r < 0x20 || r >= 0x7f && r <= 0x9f || r == 0x061c || r == 0x200e || r == 0x200f ||
+		r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
+}
