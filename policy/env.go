@@ -72,9 +72,10 @@ const exportedFunction = "() {"
 // replaced, the sorted variable names. A nil env inherits os.Environ(). Bad
 // keys and values are refused, as is a variable the caller set that the
 // policy denies (see checkEnvName); a refusal names the key, never the
-// value. A variable whose name and value are exactly this process's own is
+// value. With inherited (env was built from this process's own), a
+// variable whose name and value are exactly this process's own is
 // inherited, not set by the caller, and passes unchecked.
-func (p *Policy) buildEnv(env map[string]string) (list, names []string, r *Refusal) {
+func (p *Policy) buildEnv(env map[string]string, inherited bool) (list, names []string, r *Refusal) {
 	if env == nil {
 		return os.Environ(), nil, nil
 	}
@@ -101,7 +102,7 @@ func (p *Policy) buildEnv(env map[string]string) (list, names []string, r *Refus
 			return nil, nil, refuse(CodeBadEnv, "remove the NUL byte from the value: a program cannot receive it", nil,
 				"the value of environment variable %q contains a NUL byte", k)
 		}
-		if own, ok := os.LookupEnv(k); ok && own == v {
+		if own, ok := os.LookupEnv(k); inherited && ok && own == v {
 			continue
 		}
 		if r := p.checkEnvName(k, v); r != nil {

@@ -121,9 +121,16 @@ type Request struct {
 	// Env nil means the child inherits the parent's environment; non-nil
 	// replaces it: the child gets exactly these variables. Every variable
 	// in it is checked as set by the caller (built-in deny set, DeniedEnv,
-	// AllowedEnv), except one whose name and value are exactly this
-	// process's own, which the child would inherit anyway.
+	// AllowedEnv), except with InheritedEnv.
 	Env map[string]string
+	// InheritedEnv says Env was built from this process's own environment,
+	// the caller's variables on top (the CLI's --env without
+	// --replace-env): a variable whose name and value are exactly this
+	// process's own is inherited, not set by the caller, and passes
+	// unchecked. Leave it false for an environment that comes from anyone
+	// else (an agent's): every variable is then checked, so that no
+	// refusal tells whether a guess equals one of this process's values.
+	InheritedEnv bool
 	// Timeout 0 means the policy default; above the ceiling is refused.
 	Timeout time.Duration
 	// MaxOutputBytes 0 means the policy value; above it is refused.
@@ -210,7 +217,7 @@ func (p *Policy) Check(req Request) (*Decision, error) {
 	if !slices.Contains(p.AllowedExecutables, req.Argv[0]) {
 		return nil, notAllowlisted(req.Argv[0], p.AllowedExecutables, p.searchPath())
 	}
-	env, names, r := p.buildEnv(req.Env)
+	env, names, r := p.buildEnv(req.Env, req.InheritedEnv)
 	if r != nil {
 		return nil, r
 	}

@@ -70,19 +70,44 @@ func TestInheritedVariablesPass(t *testing.T) {
 	require.NoError(t, d.Close())
 
 	// The CLI's --env without --replace-env passes the inherited variables
-	// along with the caller's.
+	// along with the caller's, and says so (InheritedEnv).
 	env := map[string]string{}
 	for _, kv := range os.Environ() {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
 	}
 	env["CI"] = "1"
-	d, err = p.Check(policy.Request{Argv: []string{"/usr/bin/git"}, Env: env})
+	d, err = p.Check(policy.Request{Argv: []string{"/usr/bin/git"}, Env: env, InheritedEnv: true})
 	require.NoError(t, err)
 	require.Contains(t, d.Env, "LD_LIBRARY_PATH=/opt/operator/lib")
 	require.NoError(t, d.Close())
 
 	env["LD_LIBRARY_PATH"] = callerSecret
-	_, err = p.Check(policy.Request{Argv: []string{"/usr/bin/git"}, Env: env})
+	_, err = p.Check(policy.Request{Argv: []string{"/usr/bin/git"}, Env: env, InheritedEnv: true})
 	requireRefused(t, err, policy.CodeBadEnv)
+}
+
+// TestNoRefusalSaysWhetherAGuessEqualsAVariableOfThisProcess: an
+// environment that does not say it was built from this process's own
+// (an agent's, through the MCP server) has every variable checked as the
+// caller's, whatever its value. Before, a variable whose value happened to
+// equal this process's passed as inherited, and any other value was
+// refused: one call per guess told an agent that may not set the variable
+// whether its guess was the server's secret. (t.Setenv: not parallel.)
+func TestNoRefusalSaysWhetherAGuessEqualsAVariableOfThisProcess(t *testing.T) {
+	s := newSandbox(t)
+	t.Setenv("BGCMD_TEST_DB_PASSWORD", "1987")
+	t.Setenv("LD_LIBRARY_PATH", "/opt/operator/lib")
+	p := s.policy("/usr/bin/git")
+	p.AllowedEnv = []string{"LANG"}
+	for _, guess := range []string{"1986", "1987"} {
+		_, err := p.Check(policy.Request{Argv: []string{"/usr/bin/git"}, Env: map[string]string{"BGCMD_TEST_DB_PASSWORD": guess}})
+		requireRefused(t, err, policy.CodeBadEnv)
+		require.NotContains(t, err.Error(), guess)
+	}
+	_, err := p.Check(policy.Request{Argv: []string{"/usr/bin/git"}, Env: map[string]string{"LD_LIBRARY_PATH": "/opt/operator/lib"}})
+	requireRefused(t, err, policy.CodeBadEnv)
+	d, err := p.Check(policy.Request{Argv: []string{"/usr/bin/git"}, Env: map[string]string{"LANG": "C.UTF-8"}})
+	require.NoError(t, err)
+	require.NoError(t, d.Close())
 }

@@ -16,6 +16,9 @@ type RerunOptions struct {
 	// (values are never stored); otherwise nil inherits this process's
 	// environment and a non-nil map replaces it.
 	Env map[string]string
+	// InheritedEnv says values of Env were taken from this process's own
+	// environment (see StartOptions.InheritedEnv).
+	InheritedEnv bool
 	// Session, when set, must be the job's session (a caller scoped to a
 	// session reruns only its own jobs); "" accepts any.
 	Session string
@@ -72,7 +75,7 @@ func (r *Runner) Rerun(ctx context.Context, id string, opts RerunOptions) (*bgcm
 	if rec.ResourceLimits != nil {
 		lim = *rec.ResourceLimits
 	}
-	return r.Start(ctx, rec.Argv, StartOptions{Cwd: rec.Cwd, Env: env, Timeout: rec.Timeout,
+	return r.Start(ctx, rec.Argv, StartOptions{Cwd: rec.Cwd, Env: env, InheritedEnv: opts.InheritedEnv, Timeout: rec.Timeout,
 		MaxOutputBytes: rec.MaxOutputBytes, Session: rec.Session, Labels: rec.Labels,
 		Group: rec.Group, Priority: rec.Priority, rerunOf: rec.ID,
 		MaxMemory: lim.MemoryMaxBytes, MaxProcesses: lim.PidsMax})

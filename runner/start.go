@@ -21,6 +21,11 @@ type StartOptions struct {
 	// Env nil inherits this process's environment; a non-nil map replaces
 	// it: the child gets exactly these variables.
 	Env map[string]string
+	// InheritedEnv says Env was built from this process's own environment,
+	// the caller's variables on top: a variable equal to this process's
+	// own passes the policy as inherited (see policy.Request.InheritedEnv).
+	// Never for an environment an agent gave.
+	InheritedEnv bool
 	// Timeout bounds the command (SIGTERM, then SIGKILL after the grace).
 	Timeout time.Duration
 	// MaxOutputBytes caps each stream exactly.
@@ -67,7 +72,7 @@ func (r *Runner) Start(ctx context.Context, argv []string, o StartOptions) (*bgc
 	if session == "" {
 		session = r.session
 	}
-	dec, err := policy.Check(r.policy, policy.Request{Argv: argv, Cwd: o.Cwd, Env: o.Env,
+	dec, err := policy.Check(r.policy, policy.Request{Argv: argv, Cwd: o.Cwd, Env: o.Env, InheritedEnv: o.InheritedEnv,
 		Timeout: o.Timeout, MaxOutputBytes: o.MaxOutputBytes, MaxMemory: o.MaxMemory, MaxProcesses: o.MaxProcesses})
 	if err != nil {
 		var ref *policy.Refusal

@@ -73,6 +73,7 @@ so such a job is rerun with --inherit-missing and any --env to change).
 						ro.Env[n] = v
 					}
 				}
+				ro.InheritedEnv = true // those values are this process's own
 				job, err = a.runner.Rerun(ctx, id, ro)
 			}
 			if errors.As(err, &missing) {

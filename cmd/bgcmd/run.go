@@ -124,6 +124,7 @@ func (o *runFlags) startOptions() (runner.StartOptions, error) {
 	so.MaxProcesses = o.maxProcesses
 	if len(o.env) > 0 || o.replaceEnv {
 		so.Env = map[string]string{}
+		so.InheritedEnv = !o.replaceEnv
 		if !o.replaceEnv {
 			for _, kv := range os.Environ() {
 				if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
