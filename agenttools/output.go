@@ -43,12 +43,12 @@ func (t *Toolset) outputDef() *def {
 			Title: "Read a background command's output",
 			Description: fmt.Sprintf(`Read one page of a command's stdout or stderr, while it runs or after it ended; nothing is ever lost or consumed, so pages can be read again.
 
-A page is limit units from offset (unit "bytes", "chars" or "lines"; offsets start at 0). Follow next_offset for the next page while has_more is true (has_more stays true while the command runs). Alternatively: tail = the last N lines; filter = only the lines matching a Go regular expression (RE2), returned in matches with 1-based line numbers, scanning from line offset (or within the last tail lines); raw = the exact bytes as data_base64 instead of text.
+A page is limit units from offset (unit "bytes", "chars" or "lines"; offsets start at 0). Follow next_offset for the next page while has_more is true (has_more stays true while the command runs). Alternatively: tail = the last N lines; filter = only the lines matching a Go regular expression (RE2), returned in matches with 1-based line numbers, scanning from line offset (or within the last tail lines) for at most %s per call (scan_capped: it stopped early; continue from next_offset); raw = the exact bytes as data_base64 instead of text.
 
 Limits: limit defaults to %d bytes or chars, or %d lines; at most %d bytes or chars, or %d lines (tail too). Reading a command that has ended clears it from the finished counter.
 
 Examples: {"task_id": "…", "stream": "stderr", "tail": 50}; {"task_id": "…", "stream": "stdout", "unit": "lines", "offset": 200, "limit": 200}; {"task_id": "…", "stream": "stdout", "filter": "FAIL|panic"}`,
-				DefaultOutputBytes, DefaultOutputLines, MaxOutputBytes, MaxOutputLines),
+				artifacts.GrepBudget, DefaultOutputBytes, DefaultOutputLines, MaxOutputBytes, MaxOutputLines),
 			Annotations: Annotations{ReadOnly: true},
 		},
 		props: []prop{taskIDProp,
@@ -121,6 +121,9 @@ func newPage(id string, stream bgcmd.Stream, state bgcmd.State, jobErr string, r
 		p.Next = "the command never started, so it has no output: " + jobErr
 	case !state.Settled() && a.Tail == 0:
 		p.Next = fmt.Sprintf("still running: more output may come; continue from offset %d", p.NextOffset)
+	case p.ScanCapped:
+		p.Next = fmt.Sprintf("the filter scanned for its %s budget and stopped before line %d: call again with offset %d to go on",
+			artifacts.GrepBudget, p.NextOffset+1, p.NextOffset)
 	case p.HasMore && a.Tail == 0:
 		p.Next = fmt.Sprintf("more: call again with offset %d", p.NextOffset)
 	}

@@ -5,15 +5,32 @@ import (
 	"errors"
 	"io"
 	"regexp"
+	"time"
 )
+
+// GrepBudget bounds the time one grep page scans: a pattern can cost far
+// more per line than reading it (RE2 is linear, but in the pattern's size
+// as well as the line's), and the caller of a read (an agent's filter over
+// a log of millions of lines) would otherwise hold a CPU until the whole
+// log is scanned, after it stopped waiting too. A page that reaches it
+// ends early with ScanCapped; the next page goes on from NextOffset.
+const GrepBudget = time.Second
+
+// grepBudget is GrepBudget; tests shrink it.
+var grepBudget = GrepBudget
+
+// grepCheckEvery is how many lines a grep scans between two looks at the
+// clock, and at least before its first: each page makes progress.
+const grepCheckEvery = 64
 
 // grepPage scans lines from p.Offset (or from the start of the last p.Tail
 // lines) and returns those re matches. It stops after p.Limit lines (0: at
-// the end), after p.MaxMatches matches, or before a match that would take
-// the matches' text past MaxPageBytes (LimitCapped); NextOffset is the
-// first line not scanned, so a following grep page goes on from there. A
-// line longer than MaxPageBytes is matched and shown by its first
-// MaxPageBytes bytes. A live log's unfinished last line is not scanned.
+// the end), after p.MaxMatches matches, before a match that would take
+// the matches' text past MaxPageBytes (LimitCapped), or once it has
+// scanned for grepBudget (ScanCapped); NextOffset is the first line not
+// scanned, so a following grep page goes on from there. A line longer
+// than MaxPageBytes is matched and shown by its first MaxPageBytes bytes.
+// A live log's unfinished last line is not scanned.
 func (v *view) grepPage(re *regexp.Regexp, p Page) (*Result, error) {
 	t, err := v.totals()
 	if err != nil {
@@ -33,7 +50,11 @@ func (v *view) grepPage(re *regexp.Regexp, p Page) (*Result, error) {
 	}
 	res := &Result{Unit: UnitLines, Offset: from, NextOffset: from, TotalSize: t.lines, Matches: []Match{}}
 	if from < avail {
-		if err := v.grep(re, res, avail, p.Limit, maxMatches); err != nil {
+		var deadline time.Time // none
+		if !p.Unbudgeted {
+			deadline = time.Now().Add(grepBudget)
+		}
+		if err := v.grep(re, res, avail, p.Limit, maxMatches, deadline); err != nil {
 			return nil, err
 		}
 	}
@@ -41,7 +62,8 @@ func (v *view) grepPage(re *regexp.Regexp, p Page) (*Result, error) {
 	return res, nil
 }
 
-func (v *view) grep(re *regexp.Regexp, res *Result, avail, limit int64, maxMatches int) error {
+// grep scans for grepPage, until deadline unless it is zero.
+func (v *view) grep(re *regexp.Regexp, res *Result, avail, limit int64, maxMatches int, deadline time.Time) error {
 	start, err := v.lineStart(res.Offset)
 	if err != nil {
 		return err
@@ -51,6 +73,10 @@ func (v *view) grep(re *regexp.Regexp, res *Result, avail, limit int64, maxMatch
 	textBytes := 0
 	line := res.Offset
 	for line < avail && (limit == 0 || line-res.Offset < limit) && len(res.Matches) < maxMatches {
+		if n := line - res.Offset; n > 0 && n%grepCheckEvery == 0 && !deadline.IsZero() && time.Now().After(deadline) {
+			res.ScanCapped = true
+			break
+		}
 		if acc, err = readLine(r, acc); err != nil {
 			return err
 		}

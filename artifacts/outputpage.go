@@ -32,6 +32,10 @@ type OutputPage struct {
 	// Truncated is true when the page size ceiling (MaxPageBytes), not the
 	// limit asked for or the end of the stream, ended the page.
 	Truncated bool `json:"truncated,omitempty"`
+	// ScanCapped is true when a filter page ended on its scan budget
+	// (GrepBudget) before the end of the stream: the lines from NextOffset
+	// on are not scanned yet.
+	ScanCapped bool `json:"scan_capped,omitempty"`
 }
 
 // NewOutputPage converts a reader Result of stream: raw pages carry the
@@ -39,7 +43,7 @@ type OutputPage struct {
 // pages their Text.
 func NewOutputPage(stream bgcmd.Stream, res *Result, raw, filter bool) OutputPage {
 	p := OutputPage{Stream: stream, Unit: res.Unit, Offset: res.Offset, NextOffset: res.NextOffset,
-		TotalSize: res.TotalSize, HasMore: res.HasMore, Truncated: res.LimitCapped}
+		TotalSize: res.TotalSize, HasMore: res.HasMore, Truncated: res.LimitCapped, ScanCapped: res.ScanCapped}
 	switch {
 	case raw:
 		data := base64.StdEncoding.EncodeToString(res.Data)

@@ -64,6 +64,10 @@ type Page struct {
 	// MaxMatches bounds the matches of a grep page; 0 means
 	// DefaultMaxMatches.
 	MaxMatches int
+	// Unbudgeted lifts a grep page's scan budget (GrepBudget): for a
+	// reader that reads for itself (the CLI), not for a server that reads
+	// for callers it does not trust with its CPU.
+	Unbudgeted bool
 	// Raw returns the page's exact bytes in Result.Data instead of text in
 	// Result.Text. It works in every unit (a chars or lines page covers
 	// whole characters or lines, so its bytes are exact too), but not with
@@ -102,6 +106,10 @@ type Result struct {
 	// LimitCapped is true when MaxPageBytes, not the limit or the end of
 	// the log, ended the page.
 	LimitCapped bool
+	// ScanCapped is true when a grep page's scan budget (GrepBudget) ended
+	// it: the lines from NextOffset on are not scanned yet, and a page
+	// from there goes on.
+	ScanCapped bool
 }
 
 // Source names a log to read: the live log of a running job or a banked

@@ -103,13 +103,27 @@ func (r *Runner) AwaitOutput(ctx context.Context, id string, w OutputWait) (*Out
 			// still wakes the wait.
 			watch, _ = watchDirWrites(r.jobDir(id))
 		}
+		capped := false
 		for _, st := range streams {
-			m, err := r.scanFrom(ctx, id, st, w.Pattern, next)
+			m, more, err := r.scanFrom(ctx, id, st, w.Pattern, next)
 			if err != nil {
 				return nil, err
 			}
 			if m != nil {
 				return r.waitResult(ctx, id, m)
+			}
+			capped = capped || more
+		}
+		if capped {
+			// A scan ended on its budget (artifacts.GrepBudget) with lines
+			// left to scan: go on at once, unless the wait is over.
+			select {
+			case <-timer.C:
+				return r.waitResult(ctx, id, &OutputMatch{Outcome: OutcomeElapsed})
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			default:
+				continue
 			}
 		}
 		if settled {
@@ -151,20 +165,21 @@ func (r *Runner) AwaitOutput(ctx context.Context, id string, w OutputWait) (*Out
 
 // scanFrom greps one stream from the line next[st] to the last complete
 // line and advances next[st] past what it read. It returns the first
-// match, or nil.
-func (r *Runner) scanFrom(ctx context.Context, id string, st bgcmd.Stream, re *regexp.Regexp, next map[bgcmd.Stream]int64) (*OutputMatch, error) {
+// match, or nil, and whether the scan ended on its budget with lines left
+// to scan.
+func (r *Runner) scanFrom(ctx context.Context, id string, st bgcmd.Stream, re *regexp.Regexp, next map[bgcmd.Stream]int64) (*OutputMatch, bool, error) {
 	res, err := r.ReadOutput(ctx, id, st, artifacts.Page{Unit: artifacts.UnitLines,
 		Offset: next[st], Grep: re.String(), MaxMatches: 1})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if len(res.Matches) > 0 {
 		m := res.Matches[0]
 		next[st] = m.Line
-		return &OutputMatch{Outcome: OutcomeMatched, Stream: st, Line: m.Line, Text: m.Text}, nil
+		return &OutputMatch{Outcome: OutcomeMatched, Stream: st, Line: m.Line, Text: m.Text}, false, nil
 	}
 	next[st] = res.NextOffset
-	return nil, nil
+	return nil, res.ScanCapped, nil
 }
 
 // waitResult fills in the job's status without marking it read.

@@ -56,7 +56,9 @@ first (bgcmd verify checks every stream of a job). Reading a settled job marks i
 			if (tail > 0 || grep != "") && !cmd.Flags().Changed("unit") {
 				u = artifacts.UnitLines
 			}
-			page := artifacts.Page{Unit: u, Offset: offset, Limit: limit, Tail: tail, Grep: grep, Raw: raw}
+			// The scan budget bounds what a server's caller may cost it, not
+			// what this command reads for its own user.
+			page := artifacts.Page{Unit: u, Offset: offset, Limit: limit, Tail: tail, Grep: grep, Raw: raw, Unbudgeted: true}
 			a, err := g.openJobs(cmd.Context(), false)
 			if err != nil {
 				return err
