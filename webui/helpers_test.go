@@ -63,7 +63,7 @@ func newFixture(t testing.TB) *fixture {
 	srv, err := webui.New(webui.Options{Store: f.ro, Home: f.home, Token: testToken, FollowInterval: 20 * time.Millisecond})
 	require.NoError(t, err)
 	f.ts = httptest.NewServer(srv)
-	t.Cleanup(f.ts.Close)
+	t.Cleanup(func() { f.ts.Close(); srv.Close() })
 	return f
 }
 

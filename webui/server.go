@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/bgcmd/bgcmd/artifacts"
@@ -43,6 +44,12 @@ type Server struct {
 	interval time.Duration
 	pages    *pages
 	mux      *http.ServeMux
+
+	// cache holds output fetched from the store (fetchCache), apart from
+	// the home, which the view never writes.
+	cacheOnce sync.Once
+	cache     *artifacts.Store
+	cacheErr  error
 }
 
 // New makes the web view over opts.Store. It fails when the store was not

@@ -74,25 +74,27 @@ func (s *Server) source(ctx context.Context, rec *jobstore.Record, st bgcmd.Stre
 		msg: fmt.Sprintf("job %s settled as %s with no banked %s: nothing to show", rec.ID, rec.State, st)}
 }
 
-// local returns the path of a banked artifact's file in this home. Output
-// banked on another host that shares its artifacts through the store is
-// fetched from the store into this home's artifact store first (checked
-// against its sha256, and indexed), as the CLI's reader does; the store
-// itself is only read.
+// local returns the path of a banked artifact's file: in this home, or,
+// for output banked on another host that shares its artifacts through the
+// store, in the view's own cache, fetched from the store once (checked
+// against its sha256, and indexed). The view writes nothing in the home:
+// the CLI's reader banks such output there, the view keeps it apart.
 func (s *Server) local(ctx context.Context, rec *jobstore.Record, a bgcmd.Artifact) (string, error) {
 	p := s.arts.Path(a.SHA256)
 	if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
 		return p, nil
 	}
-	unlock, err := s.arts.Lock(false) // a prune on this host waits
+	cache, err := s.fetchCache()
 	if err != nil {
 		return "", err
 	}
-	defer unlock()
-	_, err = s.arts.Fetch(a.SHA256, func(w io.Writer) error {
+	got, err := cache.Fetch(a.SHA256, func(w io.Writer) error {
 		_, err := s.store.ReadBlob(ctx, a.SHA256, w)
 		return err
 	})
+	if err == nil {
+		return got, nil
+	}
 	if errors.Is(err, jobstore.ErrNoBlob) {
 		if s.store.DSN() != "" && rec.Host != "" {
 			return "", &httpError{code: http.StatusNotFound, msg: fmt.Sprintf(
@@ -101,7 +103,31 @@ func (s *Server) local(ctx context.Context, rec *jobstore.Record, a bgcmd.Artifa
 		}
 		return p, nil // missing here and in the store: the reader says it is lost
 	}
-	return p, err
+	return "", err
+}
+
+// fetchCache is the view's own artifact store for output fetched from the
+// store: a private temporary directory, made on first use and removed by
+// Close.
+func (s *Server) fetchCache() (*artifacts.Store, error) {
+	s.cacheOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "bgcmd-ui-*") // mode 0700
+		if err != nil {
+			s.cacheErr = fmt.Errorf("web view: make a cache for output fetched from the store: %w (set TMPDIR to a writable directory)", err)
+			return
+		}
+		s.cache = &artifacts.Store{Dir: dir}
+	})
+	return s.cache, s.cacheErr
+}
+
+// Close removes the view's cache of output fetched from the store, if it
+// made one. The view must not serve after it.
+func (s *Server) Close() error {
+	if s.cache == nil {
+		return nil
+	}
+	return os.RemoveAll(s.cache.Dir)
 }
 
 // streamParam reads the stream query parameter: stdout (the default) or

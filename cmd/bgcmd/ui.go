@@ -55,6 +55,7 @@ the token can read every job's output. Stop it with Ctrl-C.`,
 			if err != nil {
 				return err
 			}
+			defer srv.Close() // after the server's Shutdown below
 			ln, err := net.Listen("tcp", listen)
 			if err != nil {
 				return &usageError{fmt.Errorf("ui: listen on %s: %w (give --listen HOST:PORT with a free port)", listen, err)}
