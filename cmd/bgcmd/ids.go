@@ -72,9 +72,10 @@ func (g *globals) completeJobIDs(cmd *cobra.Command, args []string, toComplete s
 	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
 }
 
-// printableOnly drops control characters from text shown in a completion.
+// printableOnly drops control characters and bidirectional marks (what
+// oneLine escapes) from text shown in a completion.
 func printableOnly(r rune) rune {
-	if r < 0x20 || r == 0x7f {
+	if isControl(r) {
 		return -1
 	}
 	return r
