@@ -194,24 +194,35 @@ func isZombie(pid int) bool {
 	return i > 0 && len(b) > i+2 && b[i+2] == 'Z'
 }
 
+// orphanWithHook writes a policy whose on_settle hook is hook (bounded by
+// timeout), starts a job that runs until the test ends, kills its
+// supervisor and returns the job's id once the supervisor is gone: the
+// next command that reconciles settles it and sees to its hook.
+func (h *home) orphanWithHook(timeout string, hook ...string) string {
+	h.t.Helper()
+	quoted, _ := json.Marshal([]string{fixture(h.t, "wait-for-file.sh")})
+	hookArgv, _ := json.Marshal(hook)
+	h.writePolicy(fmt.Sprintf("allowed_executables = %s\ncwd_root = %q\non_settle = %s\non_settle_timeout = %q\n",
+		quoted, h.root, hookArgv, timeout))
+	id := h.start(fixture(h.t, "wait-for-file.sh"), filepath.Join(h.root, "never"))
+	sup := int(h.status(id)["supervisor_pid"].(float64))
+	require.NoError(h.t, syscall.Kill(sup, syscall.SIGKILL))
+	eventually(h.t, "the supervisor to die", func() bool { return syscall.Kill(sup, 0) != nil || isZombie(sup) })
+	return id
+}
+
 // TestACommandThatReconcilesDoesNotWaitForAHook: a short command that
 // settles a killed supervisor's job (here `bgcmd status`, which
-// reconciles first) hands the job's on_settle hook to a detached process and returns:
-// the hook, which waits for a file only this test creates after the
-// command has returned, is still running then, and runs to its end after.
+// reconciles first) hands the job's on_settle hook to a detached process
+// and returns: the hook, which waits for a file only this test creates
+// after the command has returned, is still running then, and runs to its
+// end after.
 // Before, the command waited for the hook, up to its timeout.
 func TestACommandThatReconcilesDoesNotWaitForAHook(t *testing.T) {
 	t.Parallel()
 	h := newHome(t)
 	release := filepath.Join(t.TempDir(), "release")
-	quoted, _ := json.Marshal([]string{fixture(t, "wait-for-file.sh")})
-	hook, _ := json.Marshal([]string{fixture(t, "wait-for-file.sh"), release})
-	h.writePolicy(fmt.Sprintf("allowed_executables = %s\ncwd_root = %q\non_settle = %s\non_settle_timeout = \"30m\"\n",
-		quoted, h.root, hook))
-	id := h.start(fixture(t, "wait-for-file.sh"), filepath.Join(h.root, "never"))
-	sup := int(h.status(id)["supervisor_pid"].(float64))
-	require.NoError(t, syscall.Kill(sup, syscall.SIGKILL))
-	eventually(t, "the supervisor to die", func() bool { return syscall.Kill(sup, 0) != nil || isZombie(sup) })
+	id := h.orphanWithHook("30m", fixture(t, "wait-for-file.sh"), release)
 	t.Cleanup(func() { _ = os.WriteFile(release, nil, 0o600) }) // the hook ends with the test
 	_, out, done := h.inBackground("status", id)
 	select {
@@ -239,14 +250,7 @@ func TestAHookReconcileRunsLeavesNothingRunning(t *testing.T) {
 	t.Parallel()
 	h := newHome(t)
 	dir := t.TempDir()
-	quoted, _ := json.Marshal([]string{fixture(t, "wait-for-file.sh")})
-	hook, _ := json.Marshal([]string{fixture(t, "on-settle-escape.sh"), dir})
-	h.writePolicy(fmt.Sprintf("allowed_executables = %s\ncwd_root = %q\non_settle = %s\non_settle_timeout = \"30s\"\n",
-		quoted, h.root, hook))
-	id := h.start(fixture(t, "wait-for-file.sh"), filepath.Join(h.root, "never"))
-	sup := int(h.status(id)["supervisor_pid"].(float64))
-	require.NoError(t, syscall.Kill(sup, syscall.SIGKILL))
-	eventually(t, "the supervisor to die", func() bool { return syscall.Kill(sup, 0) != nil || isZombie(sup) })
+	id := h.orphanWithHook("30s", fixture(t, "on-settle-escape.sh"), dir)
 	h.ok("reconcile")
 	require.Equal(t, "orphaned", h.peekState(id))
 	eventually(t, "the hook to finish", func() bool {
