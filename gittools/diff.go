@@ -20,6 +20,12 @@ func (t *Toolset) Diff(ctx context.Context, a DiffArgs) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if a.Head == "" && !a.Staged {
+		// Against the work tree: git opens each index entry's name there.
+		if err := t.indexStaysInside(ctx); err != nil {
+			return nil, err
+		}
+	}
 	return t.run(ctx, ToolDiff, a.display(), args, 0)
 }
 

@@ -113,6 +113,8 @@ func (e *OutsideError) Error() string {
 		fix = "remove that line (git repack -a first copies the objects it lends into the repository)"
 	case e.What == "symlink":
 		fix = "replace the symlink with the file or directory itself, or remove it"
+	case e.What == "entry":
+		fix = "git never adds such a name, so the index was written by hand: rebuild it from HEAD (rm .git/index && git reset)"
 	default: // a configuration include
 		fix = "remove that include, or copy what it sets into the repository's own configuration"
 	}
