@@ -94,6 +94,10 @@ func readIgnoringEINTR(fd int, buf []byte) (int, error) {
 	}
 }
 
+// stoppedState says whether a /proc state letter is a stopped process's:
+// stopped by a signal (T) or by a tracer (t).
+func stoppedState(state byte) bool { return state == 'T' || state == 't' }
+
 // processStart returns pid's start time, or 0 when it cannot be read.
 func processStart(pid int) int64 {
 	st, err := readProcStat(pid)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/artifacts"
@@ -71,8 +72,9 @@ const (
 )
 
 // supervisorAlive reports whether the job's supervisor still runs in this
-// boot of the machine. Another host's job is presumed alive: its pids and
-// boot id are that machine's, and only its own host reconciles it.
+// boot of the machine and is not stopped (supervisorStopped). Another
+// host's job is presumed alive: its pids and boot id are that machine's,
+// and only its own host reconciles it.
 func (r *Runner) supervisorAlive(rec *jobstore.Record) bool {
 	if !r.ownJob(rec) {
 		return true // another host's supervisor: not this host's to judge
@@ -83,7 +85,30 @@ func (r *Runner) supervisorAlive(rec *jobstore.Record) bool {
 	if r.liveSupervisor(rec.ID) != nil {
 		return true
 	}
-	return alive(rec.SupervisorPID, rec.SupervisorStart)
+	return alive(rec.SupervisorPID, rec.SupervisorStart) && !supervisorStopped(rec)
+}
+
+// supervisorStopped reports whether the job's detached supervisor is
+// stopped (a SIGSTOP, a tracer's stop). A stopped supervisor enforces
+// neither the job's timeout nor a kill request, and the job itself can
+// stop it, being its child and of the same user: reconcile takes such a
+// job over as from a dead supervisor, and ends the supervisor once the
+// job is claimed (endStoppedSupervisor). Nothing stops a detached
+// supervisor otherwise: it has no terminal whose job control could.
+func supervisorStopped(rec *jobstore.Record) bool {
+	st, err := readProcStat(rec.SupervisorPID)
+	return err == nil && rec.Detached && st.start == rec.SupervisorStart && stoppedState(st.state)
+}
+
+// endStoppedSupervisor kills the job's detached supervisor if it is still
+// the stopped process supervisorStopped saw, so that it never resumes to
+// act on a job reconcile has taken over.
+func endStoppedSupervisor(rec *jobstore.Record) {
+	if rec.Detached {
+		signalIf(rec.SupervisorPID, syscall.SIGKILL, func(st procStat) bool {
+			return st.start == rec.SupervisorStart && stoppedState(st.state)
+		})
+	}
 }
 
 func (r *Runner) reconcileJob(ctx context.Context, rec *jobstore.Record) (reconcileResult, error) {
@@ -126,12 +151,18 @@ func (r *Runner) reconcileJob(ctx context.Context, rec *jobstore.Record) (reconc
 		}
 		return 0, fmt.Errorf("job %s: %w", rec.ID, err)
 	}
+	endStoppedSupervisor(rec)
 	dir := r.jobDir(rec.ID)
 	exit, err := readExitRecord(dir)
 	if err != nil {
 		exit = nil // a torn record is no record: settle as orphaned
 	}
 	result := reconcileExitRecord
+	if exit != nil {
+		// A supervisor writes its record once nothing of the job is left;
+		// a record the job wrote itself must not leave the job running.
+		r.killOrphanGroup(rec)
+	}
 	if exit == nil {
 		result = reconcileOrphaned
 		exit = r.orphanRecord(rec, dir)

@@ -237,6 +237,7 @@ func (r *Runner) claimBatch(ctx context.Context, batch []*jobstore.Record, fresh
 			rep.Lost++
 			continue
 		}
+		endStoppedSupervisor(j.rec)
 		kept = append(kept, j)
 	}
 	return kept, errs
@@ -294,6 +295,9 @@ func (r *Runner) prepareSettle(ctx context.Context, j *orphanJob, bank banker) {
 		exit = nil // a torn record is no record: settle as orphaned
 	}
 	j.exit, j.res = exit, reconcileExitRecord
+	if exit != nil {
+		r.killOrphanGroup(j.rec) // as reconcileJob does: a job may write one
+	}
 	if exit == nil {
 		j.res = reconcileOrphaned
 		killed := r.killOrphanGroup(j.rec)
