@@ -27,9 +27,12 @@ func notAllowlisted(name string, allowed []string, search string) *Refusal {
 // /usr/bin/sh), else, between a bare name and an absolute path, the same
 // base name (sh for /usr/bin/sh). Two absolute paths to different files are
 // different programs. It returns "" when there is none, or more than one
-// with the same base name (a guess would mislead).
+// with the same base name (a guess would mislead), and for a name that is
+// not a clean path: one with ".." in it would be resolved through
+// directories anywhere, and whether a hint came would tell whether they
+// exist.
 func allowedSpelling(name string, allowed []string, search string) string {
-	if name == "" || strings.IndexByte(name, 0) >= 0 {
+	if name == "" || strings.IndexByte(name, 0) >= 0 || filepath.Clean(name) != name {
 		return ""
 	}
 	target := realExe(name, search)
