@@ -14,7 +14,7 @@ func (t *Toolset) Blame(ctx context.Context, a BlameArgs) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return t.run(ctx, ToolBlame, a.display(), args, 0)
+	return t.run(ctx, ToolBlame, a.display(), args, 0, false)
 }
 
 // blameArgs checks a and returns the git blame arguments. git blame on git

@@ -20,13 +20,14 @@ func (t *Toolset) Diff(ctx context.Context, a DiffArgs) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if a.Head == "" && !a.Staged {
+	worktree := a.Head == "" && !a.Staged
+	if worktree {
 		// Against the work tree: git opens each index entry's name there.
 		if err := t.indexStaysInside(ctx); err != nil {
 			return nil, err
 		}
 	}
-	return t.run(ctx, ToolDiff, a.display(), args, 0)
+	return t.run(ctx, ToolDiff, a.display(), args, 0, worktree)
 }
 
 // diffArgs checks a and returns the git diff arguments.

@@ -29,9 +29,9 @@ var globalArgs = []string{
 	"-c", "blame.ignoreRevsFile=",
 	// Files a repository's configuration may name anywhere: the mailmap
 	// (the in-tree .mailmap, which git never follows as a symlink, still
-	// applies), the diff order file, the excludes file.
+	// applies; mailmap.blob is set by gitEnv), the diff order file, the
+	// excludes file.
 	"-c", "mailmap.file=",
-	"-c", "mailmap.blob=",
 	"-c", "diff.orderFile=/dev/null",
 	"-c", "core.excludesFile=/dev/null",
 	// No transport: a partial clone must not fetch missing objects (and run
@@ -145,10 +145,22 @@ func withOverrides(env map[string]string, ov [][2]string) map[string]string {
 // environment plus overrides for every filter and protocol the repository's
 // configuration names now. The configuration is read again for each call,
 // so a driver added later is disarmed too.
-func (t *Toolset) gitEnv(ctx context.Context) (map[string]string, error) {
+// It also returns the directory git runs in.
+//
+// Without worktree (a tool that reads history only: show, log, blame,
+// merge-base, a diff of two revisions or of the index against HEAD) git
+// runs in the git directory and takes it for its work tree too, so that
+// it reads nothing from the real work tree: there a directory that is a
+// symlink to one outside would have it read that directory's
+// .gitattributes (O_NOFOLLOW guards only a path's last element), and a
+// .gitmodules symlink an outside file. The git directory holds neither
+// (confineRoot checks that no symlink in it leads outside), so attributes
+// and submodules come from the repository's own commits; the .mailmap is
+// read from HEAD.
+func (t *Toolset) gitEnv(ctx context.Context, worktree bool) (env map[string]string, dir string, err error) {
 	out, err := t.git(ctx, t.env, "config", "--null", "--name-only", "--list")
 	if err != nil {
-		return nil, fmt.Errorf("read repository configuration: %w", err)
+		return nil, "", fmt.Errorf("read repository configuration: %w", err)
 	}
 	var names []string
 	for _, n := range bytes.Split(out, []byte{0}) {
@@ -156,5 +168,15 @@ func (t *Toolset) gitEnv(ctx context.Context) (map[string]string, error) {
 			names = append(names, string(n))
 		}
 	}
-	return withOverrides(t.env, overrides(names)), nil
+	ov := overrides(names)
+	if worktree {
+		return withOverrides(t.env, append(ov, [2]string{"mailmap.blob", ""})), t.root, nil
+	}
+	gitDir, err := gitDirOf(t.root)
+	if err != nil {
+		return nil, "", err
+	}
+	env = withOverrides(t.env, append(ov, [2]string{"mailmap.blob", "HEAD:.mailmap"}))
+	env["GIT_DIR"], env["GIT_WORK_TREE"] = gitDir, gitDir
+	return env, gitDir, nil
 }

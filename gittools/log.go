@@ -23,7 +23,7 @@ func (t *Toolset) Log(ctx context.Context, a LogArgs) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return t.run(ctx, ToolLog, a.display(), args, 0)
+	return t.run(ctx, ToolLog, a.display(), args, 0, false)
 }
 
 // logArgs checks a and returns the git log arguments.

@@ -17,7 +17,7 @@ func (t *Toolset) LsFiles(ctx context.Context, a LsFilesArgs) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return t.run(ctx, ToolLsFiles, a.display(), args, n)
+	return t.run(ctx, ToolLsFiles, a.display(), args, n, true)
 }
 
 // lsFilesArgs checks a and returns the git ls-files arguments and the

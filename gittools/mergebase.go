@@ -18,7 +18,7 @@ func (t *Toolset) MergeBase(ctx context.Context, a MergeBaseArgs) (*Result, erro
 	if err != nil {
 		return nil, err
 	}
-	res, err := t.run(ctx, ToolMergeBase, a.display(), args, 0)
+	res, err := t.run(ctx, ToolMergeBase, a.display(), args, 0, false)
 	if err != nil {
 		return nil, err
 	}

@@ -74,15 +74,16 @@ const (
 // run starts argv (after the git executable and the global arguments) as a
 // job under the private policy, labelled kind=git, tool and display, waits
 // up to the toolset's MaxWait and builds the Result. maxLines > 0 bounds
-// Output by lines instead of characters.
-func (t *Toolset) run(ctx context.Context, tool, display string, args []string, maxLines int) (*Result, error) {
-	env, err := t.gitEnv(ctx)
+// Output by lines instead of characters. worktree says git reads the work
+// tree (see gitEnv).
+func (t *Toolset) run(ctx context.Context, tool, display string, args []string, maxLines int, worktree bool) (*Result, error) {
+	env, dir, err := t.gitEnv(ctx, worktree)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", tool, err)
 	}
 	argv := append(append([]string{t.gitPath}, globalArgs...), args...)
 	job, err := t.r.Start(ctx, argv, runner.StartOptions{
-		Cwd: t.root, Env: env, Session: t.session,
+		Cwd: dir, Env: env, Session: t.session,
 		Labels: map[string]string{bgcmd.LabelKind: "git", bgcmd.LabelTool: tool, bgcmd.LabelDisplay: display},
 	})
 	if err != nil {

@@ -16,7 +16,7 @@ func (t *Toolset) Show(ctx context.Context, a ShowArgs) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return t.run(ctx, ToolShow, a.display(), args, 0)
+	return t.run(ctx, ToolShow, a.display(), args, 0, false)
 }
 
 // showArgs checks a and returns the git show arguments.
