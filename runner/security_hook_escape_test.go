@@ -56,10 +56,7 @@ func TestNothingAJobsHookLeftRunningOutlivesIt(t *testing.T) {
 
 // isHookSleeper says whether pid is still on-settle-escape.sh's sleeper
 // (not a process that took its pid since).
-func isHookSleeper(pid int) bool {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
-	return err == nil && processAlive(pid) && string(b) == "sleep\x00311\x00"
-}
+func isHookSleeper(pid int) bool { return isSleep(pid, "311") }
 
 // TestAHookThatOverrunsOrCannotStartIsRecordedSo: a hook past its timeout
 // is killed and recorded as timed out; one whose program is missing as not

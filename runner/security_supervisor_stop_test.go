@@ -19,20 +19,31 @@ import (
 	"github.com/bgcmd/bgcmd/runner"
 )
 
+// isSleep says whether pid is a live "sleep arg" process.
+func isSleep(pid int, arg string) bool {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+	return err == nil && processAlive(pid) && string(b) == "sleep\x00"+arg+"\x00"
+}
+
 // sleeperPid returns the pid of a live "sleep arg" process, or 0.
 func sleeperPid(arg string) int {
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && string(b) == "sleep\x00"+arg+"\x00" && processAlive(pid) {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && isSleep(pid, arg) {
 			return pid
 		}
 	}
 	return 0
+}
+
+// killSleeperAtEnd kills the "sleep arg" process, if any is left, when t
+// ends.
+func killSleeperAtEnd(t *testing.T, arg string) {
+	t.Cleanup(func() {
+		if pid := sleeperPid(arg); pid != 0 {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
 }
 
 // procState is the state letter /proc shows for pid, or 0.
@@ -59,11 +70,7 @@ func TestAJobThatStopsItsSupervisorIsEndedByTheNextReconcile(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, true)
 	const tag = "4243"
-	t.Cleanup(func() {
-		if pid := sleeperPid(tag); pid != 0 {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	})
+	killSleeperAtEnd(t, tag)
 	j := e.start([]string{"/bin/sh", "-c", "kill -STOP $PPID; exec sleep " + tag}, runner.StartOptions{Timeout: 10 * time.Minute})
 	t.Cleanup(func() { _ = syscall.Kill(j.SupervisorPID, syscall.SIGKILL) })
 	waitFor(t, "the job to stop its supervisor", func() bool { return procState(j.SupervisorPID) == 'T' })
@@ -89,11 +96,7 @@ func TestAReconcileFromAnExitRecordLeavesNothingOfTheJobRunning(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, true)
 	const tag = "4245"
-	t.Cleanup(func() {
-		if pid := sleeperPid(tag); pid != 0 {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	})
+	killSleeperAtEnd(t, tag)
 	script := `d=$(dirname "$(readlink /proc/$PPID/fd/1)")
 printf '{"job_id":"%s","state":"exited","exit_code":0,"finished_at":"2025-01-01T00:00:00Z"}' "$(basename "$d")" > "$d/exit.json"
 kill -KILL $PPID
