@@ -19,9 +19,14 @@ const GrepBudget = time.Second
 // grepBudget is GrepBudget; tests shrink it.
 var grepBudget = GrepBudget
 
-// grepCheckEvery is how many lines a grep scans between two looks at the
-// clock, and at least before its first: each page makes progress.
-const grepCheckEvery = 64
+// grepCheckLines and grepCheckBytes are how much a grep scans between two
+// looks at the clock (whichever comes first), and at least before its
+// first: each page makes progress. A single line is never cut short: it
+// costs at most MaxPageBytes of matching.
+const (
+	grepCheckLines = 64
+	grepCheckBytes = 64 << 10
+)
 
 // grepPage scans lines from p.Offset (or from the start of the last p.Tail
 // lines) and returns those re matches. It stops after p.Limit lines (0: at
@@ -72,14 +77,19 @@ func (v *view) grep(re *regexp.Regexp, res *Result, avail, limit int64, maxMatch
 	var acc []byte
 	textBytes := 0
 	line := res.Offset
+	var sinceLines, sinceBytes int
 	for line < avail && (limit == 0 || line-res.Offset < limit) && len(res.Matches) < maxMatches {
-		if n := line - res.Offset; n > 0 && n%grepCheckEvery == 0 && !deadline.IsZero() && time.Now().After(deadline) {
-			res.ScanCapped = true
-			break
+		if sinceLines >= grepCheckLines || sinceBytes >= grepCheckBytes {
+			if !deadline.IsZero() && time.Now().After(deadline) {
+				res.ScanCapped = true
+				break
+			}
+			sinceLines, sinceBytes = 0, 0
 		}
 		if acc, err = readLine(r, acc); err != nil {
 			return err
 		}
+		sinceLines, sinceBytes = sinceLines+1, sinceBytes+len(acc)+1
 		text := decodeText(acc)
 		if re.MatchString(text) {
 			if textBytes+len(text) > MaxPageBytes && len(res.Matches) > 0 {

@@ -1,6 +1,8 @@
 package artifacts
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -62,4 +64,19 @@ func TestACostlyFilterEndsOnTheBudget(t *testing.T) {
 	require.True(t, res.ScanCapped)
 	require.True(t, res.HasMore)
 	require.Less(t, res.NextOffset, int64(200_000))
+}
+
+// Long lines bring the clock round sooner than grepCheckLines: a page of
+// lines of 100 KiB looks at it after each, so one costly line is the most
+// a page scans past its budget.
+func TestAGrepPageOfLongLinesLooksAtTheClockByBytes(t *testing.T) {
+	defer func(b time.Duration) { grepBudget = b }(grepBudget)
+	path := filepath.Join(t.TempDir(), "long.log")
+	line := strings.Repeat("x", 100<<10) + "\n"
+	require.NoError(t, os.WriteFile(path, []byte(strings.Repeat(line, 10)), 0o600))
+	grepBudget = time.Nanosecond
+	res, err := Read(Source{Path: path, Final: true}, Page{Grep: `y`})
+	require.NoError(t, err)
+	require.True(t, res.ScanCapped)
+	require.Equal(t, int64(1), res.NextOffset, "one line scanned, then the clock")
 }
