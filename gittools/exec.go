@@ -64,22 +64,37 @@ func (t *Toolset) git(ctx context.Context, env map[string]string, args ...string
 
 // runGit runs git at gitPath in dir; see Toolset.git.
 func runGit(ctx context.Context, gitPath, dir string, env map[string]string, args ...string) ([]byte, error) {
+	cmd, stderr := gitCommand(ctx, gitPath, dir, env, args...)
+	stdout := &cappedBuffer{limit: maxInternalOutput}
+	cmd.Stdout = stdout
+	if err := cmd.Run(); err != nil {
+		return nil, gitFailed(args, err, stderr)
+	}
+	return stdout.Bytes(), nil
+}
+
+// gitCommand is an internal git process at gitPath in dir with env
+// (replaced) and the global hardening arguments, its stderr kept (up to
+// 64 KiB) for gitFailed; the caller sets its stdout.
+func gitCommand(ctx context.Context, gitPath, dir string, env map[string]string, args ...string) (*exec.Cmd, *cappedBuffer) {
 	argv := append(append([]string(nil), globalArgs...), args...)
 	cmd := exec.CommandContext(ctx, gitPath, argv...)
 	cmd.Dir = dir
 	cmd.Env = envList(env)
-	stdout := &cappedBuffer{limit: maxInternalOutput}
 	stderr := &cappedBuffer{limit: 64 << 10}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.Stderr = stderr
 	cmd.WaitDelay = time.Second
-	if err := cmd.Run(); err != nil {
-		code := -1
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-		}
-		line, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
-		return nil, &gitError{args: args, code: code, stderr: line, err: err}
+	return cmd, stderr
+}
+
+// gitFailed is the *gitError of an internal git process run with args that
+// ended with err: its exit code and the first line of its stderr.
+func gitFailed(args []string, err error, stderr *cappedBuffer) *gitError {
+	code := -1
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
 	}
-	return stdout.Bytes(), nil
+	line, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
+	return &gitError{args: args, code: code, stderr: line, err: err}
 }

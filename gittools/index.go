@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
 )
 
 // indexStaysInside checks that every name the repository's index holds is
@@ -24,13 +22,8 @@ import (
 func (t *Toolset) indexStaysInside(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, internalTimeout)
 	defer cancel()
-	argv := append(append([]string(nil), globalArgs...), "ls-files", "-z", "--cached", "--full-name")
-	cmd := exec.CommandContext(ctx, t.gitPath, argv...)
-	cmd.Dir = t.root
-	cmd.Env = envList(baseEnv(t.root))
-	stderr := &cappedBuffer{limit: 64 << 10}
-	cmd.Stderr = stderr
-	cmd.WaitDelay = time.Second
+	args := []string{"ls-files", "-z", "--cached", "--full-name"}
+	cmd, stderr := gitCommand(ctx, t.gitPath, t.root, t.env, args...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return fmt.Errorf("read the index's names: %w", err)
@@ -64,8 +57,7 @@ func (t *Toolset) indexStaysInside(ctx context.Context) error {
 		return &OutsideError{File: index, What: "entry", Target: outside}
 	}
 	if err := cmd.Wait(); err != nil {
-		line, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
-		return fmt.Errorf("read the index's names: %w (%s)", err, line)
+		return fmt.Errorf("read the index's names: %w", gitFailed(args, err, stderr))
 	}
 	return nil
 }
