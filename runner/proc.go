@@ -110,14 +110,20 @@ func processStart(pid int) int64 {
 // alive reports whether pid is a live (not zombie) process that started at
 // start; a recycled pid with another start time is not the same process.
 func alive(pid int, start int64) bool {
+	_, ok := aliveStat(pid, start)
+	return ok
+}
+
+// aliveStat is alive, with the stat it read of the process.
+func aliveStat(pid int, start int64) (procStat, bool) {
 	if pid <= 0 {
-		return false
+		return procStat{}, false
 	}
 	st, err := readProcStat(pid)
 	if err != nil || !running(pid, st) {
-		return false
+		return st, false
 	}
-	return start == 0 || st.start == start
+	return st, start == 0 || st.start == start
 }
 
 // running reports whether the process pid, whose stat reads st, still runs.

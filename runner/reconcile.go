@@ -85,19 +85,20 @@ func (r *Runner) supervisorAlive(rec *jobstore.Record) bool {
 	if r.liveSupervisor(rec.ID) != nil {
 		return true
 	}
-	return alive(rec.SupervisorPID, rec.SupervisorStart) && !supervisorStopped(rec)
+	st, ok := aliveStat(rec.SupervisorPID, rec.SupervisorStart)
+	return ok && !supervisorStopped(rec, st)
 }
 
-// supervisorStopped reports whether the job's detached supervisor is
-// stopped (a SIGSTOP, a tracer's stop). A stopped supervisor enforces
-// neither the job's timeout nor a kill request, and the job itself can
-// stop it, being its child and of the same user: reconcile takes such a
-// job over as from a dead supervisor, and ends the supervisor once the
-// job is claimed (endStoppedSupervisor). Nothing stops a detached
-// supervisor otherwise: it has no terminal whose job control could.
-func supervisorStopped(rec *jobstore.Record) bool {
-	st, err := readProcStat(rec.SupervisorPID)
-	return err == nil && rec.Detached && st.start == rec.SupervisorStart && stoppedState(st.state)
+// supervisorStopped reports whether the job's detached supervisor, whose
+// stat is st, is stopped (a SIGSTOP, a tracer's stop). A stopped
+// supervisor enforces neither the job's timeout nor a kill request, and
+// the job itself can stop it, being its child and of the same user:
+// reconcile takes such a job over as from a dead supervisor, and ends the
+// supervisor once the job is claimed (endStoppedSupervisor). Nothing
+// stops a detached supervisor otherwise: it has no terminal whose job
+// control could.
+func supervisorStopped(rec *jobstore.Record, st procStat) bool {
+	return rec.Detached && stoppedState(st.state)
 }
 
 // endStoppedSupervisor kills the job's detached supervisor if it is still
@@ -106,7 +107,7 @@ func supervisorStopped(rec *jobstore.Record) bool {
 func endStoppedSupervisor(rec *jobstore.Record) {
 	if rec.Detached {
 		signalIf(rec.SupervisorPID, syscall.SIGKILL, func(st procStat) bool {
-			return st.start == rec.SupervisorStart && stoppedState(st.state)
+			return st.start == rec.SupervisorStart && supervisorStopped(rec, st)
 		})
 	}
 }
