@@ -44,11 +44,13 @@ func (b *BundleReport) OK() bool { return len(b.Problems) == 0 }
 
 // BundleProves is what an intact bundle proves, and what it does not.
 const BundleProves = "Every member hashes to what SHA256SUMS lists; every event's hash is the sha256 " +
-	"of its canonical text, which holds its chain place and the hash of the row before it; the " +
-	"statuses agree with the events; and each stdout/stderr file is the exact bytes whose sha256 " +
-	"and size the job's settle event committed to. It does not prove on its own that the events " +
-	"are in a store's chain: compare an event hash or the chain head with `bgcmd verify --chain " +
-	"--since HASH` on the store, or with a head recorded elsewhere before the export."
+	"of its canonical text, which holds its chain place and the hash of the row before it; each " +
+	"job's events are one history from its creation, with no gap; the statuses agree with the " +
+	"events; and each stdout/stderr file is the exact bytes whose sha256 and size the job's " +
+	"settle event committed to. It does not prove on its own that the events are in a store's " +
+	"chain, nor that a job's last event here was its last at the export (a bundle cut after a " +
+	"start shows the job running): compare an event hash or the chain head with `bgcmd verify " +
+	"--chain --since HASH` on the store, or with a head recorded elsewhere before the export."
 
 // sumLine is a SHA256SUMS line, compiled at its first use rather than
 // before every bgcmd process's main (its counted repeat is a large program).
@@ -233,6 +235,17 @@ func (b *BundleReport) checkJob(j *BundleJob, head jobstore.ChainHead, hashes ma
 		if e.Seq > head.Seq {
 			b.problem("job %s event at chain place %d: past the chain head at export (%d)", id, e.Seq, head.Seq)
 		}
+		// A job's history is a path: its creation first, then each
+		// event from the state the one before it left the job in. Each
+		// event is hashed alone, so only this says none is missing
+		// between two the bundle holds.
+		switch first := len(ref.EventHashes) == 1; {
+		case first && v[6] != nil:
+			b.problem("job %s event at chain place %d: the job's first event is not its creation", id, e.Seq)
+		case !first && v[6] != lastTo:
+			b.problem("job %s event at chain place %d: it moves the job from %v, but the event before it left the job %v: an event between them is missing",
+				id, e.Seq, describeState(v[6]), describeState(lastTo))
+		}
 		last = e.Seq
 		lastTo = v[7]
 		if v[6] == nil && len(v) >= 18 {
@@ -343,6 +356,15 @@ func decodeCanonical(s string) ([]any, error) {
 		}
 	}
 	return raw, nil
+}
+
+// describeState names an event's from or to state for a message: a
+// creation has none.
+func describeState(v any) string {
+	if v == nil {
+		return "nothing (a creation)"
+	}
+	return fmt.Sprint(v)
 }
 
 func nilIfEmpty(s string) any {

@@ -126,3 +126,49 @@ func TestVerifyBundleRefusesAStatusTheEventsDoNotBear(t *testing.T) {
 		})
 	}
 }
+
+// A job's events in a bundle are each hashed into the chain, but nothing
+// in one event names the job's event before it: a holder who dropped one
+// from the middle of a job's history (here the start of a queued job, and
+// so when it ran) kept a bundle whose every remaining hash, SHA256SUMS
+// made again, still verified. Each event must take the job from the state
+// the one before it left it in, starting from its creation.
+func TestVerifyBundleRefusesAJobHistoryWithAGap(t *testing.T) {
+	t.Parallel()
+	h := newHome(t)
+	gate := filepath.Join(h.root, "go")
+	a := h.start(fixture(t, "wait-for-file.sh"), gate, "0")
+	b := strings.TrimSpace(h.ok("run", "--after", a, "--", fixture(t, "exit-with.sh"), "0"))
+	require.Equal(t, "queued", h.peekState(b))
+	require.NoError(t, os.WriteFile(gate, nil, 0o600))
+	require.Equal(t, 0, h.bgcmd("wait", b).code)
+	genuine := filepath.Join(t.TempDir(), "genuine.tar")
+	require.Equal(t, 0, h.bgcmd("export", b, "-o", genuine).code)
+	require.Equal(t, 0, h.bgcmd("verify", "--bundle", genuine).code, "the genuine bundle verifies")
+
+	events := func(m map[string]any) []any {
+		return m["jobs"].([]any)[0].(map[string]any)["events"].([]any)
+	}
+	setEvents := func(m map[string]any, evs []any) {
+		m["jobs"].([]any)[0].(map[string]any)["events"] = evs
+	}
+	for name, edit := range map[string]func(map[string]any, map[string][]byte){
+		"the start dropped": func(m map[string]any, _ map[string][]byte) {
+			evs := events(m)
+			require.Len(t, evs, 3, "created queued, started, settled")
+			setEvents(m, []any{evs[0], evs[2]})
+		},
+		"the creation moved after the start": func(m map[string]any, _ map[string][]byte) {
+			evs := events(m)
+			setEvents(m, []any{evs[1], evs[0], evs[2]})
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "forged.tar")
+			rewriteBundle(t, genuine, out, edit)
+			r := h.bgcmd("verify", "--bundle", out)
+			require.Equal(t, 1, r.code, "a bundle with a gap in a job's history verified:\n%s%s", r.stdout, r.stderr)
+			require.Contains(t, r.stdout, "bundle FAILED")
+		})
+	}
+}
