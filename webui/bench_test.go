@@ -173,7 +173,7 @@ func TestMain(m *testing.M) {
 func benchPage(b *testing.B, path string, baseline func() error) {
 	benchHome(b)
 	serve := func() {
-		req := httptest.NewRequest(http.MethodGet, path, nil)
+		req := httptest.NewRequest(http.MethodGet, testView+path, nil)
 		req.AddCookie(&http.Cookie{Name: testCookie, Value: testToken})
 		rec := httptest.NewRecorder()
 		bench.srv.ServeHTTP(rec, req)

@@ -124,7 +124,7 @@ func TestBrowserShowsHostileOutputAsText(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS("#jobs"))))
 	loc, err := chromedp.Run(ctx, chromedp.Location())
 	require.NoError(t, err)
-	require.Equal(t, f.ts.URL+"/", loc)
+	require.Equal(t, f.ts.URL+testView+"/", loc, "the view's own path, without the token")
 	title, err := chromedp.Run(ctx, chromedp.Title())
 	require.NoError(t, err)
 	require.Equal(t, "Jobs · bgcmd", title)
@@ -134,14 +134,14 @@ func TestBrowserShowsHostileOutputAsText(t *testing.T) {
 	cookie, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.cookie`))
 	require.NoError(t, err)
 	require.Empty(t, cookie, "the token cookie must be HttpOnly")
-	cmd, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`a[href="/jobs/`+id+`"] code`)))
+	cmd, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`a[href="`+testView+`/jobs/`+id+`"] code`)))
 	require.NoError(t, err)
 	require.Contains(t, cmd, xssLines[1])
 	checkInert(t, ctx, "Jobs · bgcmd")
 	shoot(t, ctx, dirs, "ui-jobs.png")
 
 	// The job page: argv items are text.
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(f.ts.URL+"/jobs/"+id), chromedp.WaitVisible(chromedp.CSS("#argv"))))
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(f.ts.URL+testView+"/jobs/"+id), chromedp.WaitVisible(chromedp.CSS("#argv"))))
 	argv, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("#argv li")).map(e => e.textContent)`))
 	require.NoError(t, err)
 	require.Equal(t, append([]string{"/usr/bin/printf", `%s\n`}, xssLines...), argv)
@@ -149,7 +149,7 @@ func TestBrowserShowsHostileOutputAsText(t *testing.T) {
 	shoot(t, ctx, dirs, "ui-job.png")
 
 	// The output page: each line shown literally, with its number.
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(f.ts.URL+"/jobs/"+id+"/output"), chromedp.WaitVisible(chromedp.CSS("#lines"))))
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(f.ts.URL+testView+"/jobs/"+id+"/output"), chromedp.WaitVisible(chromedp.CSS("#lines"))))
 	shown, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("#lines .line")).map(e => e.querySelector(".ln").textContent + ":" + e.querySelector(".tx").textContent)`))
 	require.NoError(t, err)
 	require.Equal(t, []string{"1:" + xssLines[0], "2:" + xssLines[1], "3:" + xssLines[2]}, shown)
@@ -159,7 +159,7 @@ func TestBrowserShowsHostileOutputAsText(t *testing.T) {
 	require.Zero(t, scripts, "a settled job's output page has no script at all")
 
 	// The tail of a longer log that ends in the same markup, for the README.
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(f.ts.URL+"/jobs/"+long+"/output?tail=20"), chromedp.WaitVisible(chromedp.CSS("#lines"))))
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(f.ts.URL+testView+"/jobs/"+long+"/output?tail=20"), chromedp.WaitVisible(chromedp.CSS("#lines"))))
 	tail, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("#lines .tx")).map(e => e.textContent)`))
 	require.NoError(t, err)
 	require.Len(t, tail, 20)
@@ -168,7 +168,7 @@ func TestBrowserShowsHostileOutputAsText(t *testing.T) {
 	shoot(t, ctx, dirs, "ui-output.png")
 
 	// The output page of a longer log, for the README.
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(f.ts.URL+"/jobs/"+id+"/output?"+q("grep", "onerror|pwned")),
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(f.ts.URL+testView+"/jobs/"+id+"/output?"+q("grep", "onerror|pwned")),
 		chromedp.WaitVisible(chromedp.CSS("#matches"))))
 	matched, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("#matches .tx")).map(e => e.textContent)`))
 	require.NoError(t, err)
@@ -181,7 +181,7 @@ func TestBrowserShowsHostileOutputAsText(t *testing.T) {
 	gate := filepath.Join(f.root, "gate")
 	running := f.start([]string{f.fixturePath("wait-for-file.sh"), gate, "0"}, runner.StartOptions{Session: "build"})
 	t.Cleanup(func() { _ = os.WriteFile(gate, nil, 0o600) })
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(f.ts.URL+"/jobs/"+running+"/output"),
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(f.ts.URL+testView+"/jobs/"+running+"/output"),
 		chromedp.WaitVisible(chromedp.CSS("#follow"))))
 	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById("follow-status").textContent.startsWith("Live: following")`,
 		chromedp.WithPollingTimeout(time.Minute)))
@@ -196,7 +196,7 @@ func TestBrowserShowsHostileOutputAsText(t *testing.T) {
 	require.Equal(t, []string{"waiting", "done"}, followed)
 
 	// The charts page, for the README.
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(f.ts.URL+"/charts"), chromedp.WaitVisible(chromedp.CSS("svg.chart"))))
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(f.ts.URL+testView+"/charts"), chromedp.WaitVisible(chromedp.CSS("svg.chart"))))
 	shoot(t, ctx, dirs, "ui-charts.png")
 
 	require.Zero(t, dialogs.Load(), "a page opened a JavaScript dialog: injected markup ran")

@@ -12,5 +12,8 @@
 // Every request must carry the token the Server was made with: as the token
 // query parameter on the first visit (the answer sets an HttpOnly,
 // SameSite=Strict cookie and redirects to the same page without it), then
-// as that cookie. Anything else gets 401 and no data.
+// as that cookie. The pages are served under the view's own path
+// (ViewPath), and the cookie is scoped to it: browsers send a host's
+// cookies to every port of it, and so, without that path, to any other
+// server there. Anything else gets 401 and no data.
 package webui

@@ -112,9 +112,13 @@ func (f *fixture) client() *http.Client {
 	return &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
-// authed sends a GET with the token cookie.
+// authed sends a GET of path with the token cookie: a link the view gave
+// as it is, any other path within the view (under testView).
 func (f *fixture) authed(path string) *http.Response {
 	f.t.Helper()
+	if !strings.HasPrefix(path, testView+"/") {
+		path = testView + path // not a link the view gave
+	}
 	req, err := http.NewRequest(http.MethodGet, f.ts.URL+path, nil)
 	require.NoError(f.t, err)
 	req.AddCookie(&http.Cookie{Name: testCookie, Value: testToken})
@@ -157,5 +161,9 @@ func readAll(t testing.TB, resp *http.Response) string {
 	return string(b)
 }
 
-// testCookie is the name of the token cookie of every test server.
-var testCookie = webui.CookieName(testToken)
+// testCookie is the name of the token cookie of every test server, and
+// testView the path its pages are served under.
+var (
+	testCookie = webui.CookieName(testToken)
+	testView   = webui.ViewPath(testToken)
+)

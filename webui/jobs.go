@@ -99,12 +99,12 @@ func (s *Server) handleJobs(w http.ResponseWriter, r *http.Request) {
 	if res.NextBefore != "" {
 		nq := cloneQuery(q)
 		nq.Set("before", res.NextBefore)
-		body.Next = "/?" + nq.Encode()
+		body.Next = s.prefix + "/?" + nq.Encode()
 	}
 	if q.Get("before") != "" {
 		fq := cloneQuery(q)
 		fq.Del("before")
-		body.First = "/?" + fq.Encode()
+		body.First = s.prefix + "/?" + fq.Encode()
 	}
 	s.render(w, http.StatusOK, "jobs", view{Title: "Jobs", Body: body})
 }

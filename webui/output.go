@@ -88,7 +88,7 @@ func (s *Server) handleOutput(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, readError(rec.ID, st, art != nil, err))
 		return
 	}
-	base := "/jobs/" + url.PathEscape(rec.ID) + "/output"
+	base := s.prefix + "/jobs/" + url.PathEscape(rec.ID) + "/output"
 	link := func(v url.Values) string { return base + "?" + v.Encode() }
 	body := outputBody{ID: rec.ID, Stream: st, Running: !rec.State.Settled(), Banked: art != nil,
 		Grep: grep, Limit: limit, Tail: tail > 0, Offset: res.Offset, NextOffset: res.NextOffset,
@@ -122,7 +122,7 @@ func (s *Server) handleOutput(w http.ResponseWriter, r *http.Request) {
 			body.Next = pageQ(res.NextOffset)
 		}
 		if body.Running {
-			body.Follow = "/jobs/" + url.PathEscape(rec.ID) + "/follow?" +
+			body.Follow = s.prefix + "/jobs/" + url.PathEscape(rec.ID) + "/follow?" +
 				url.Values{"stream": {string(st)}, "offset": {strconv.FormatInt(res.NextOffset, 10)}}.Encode()
 		}
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/bgcmd/bgcmd/runner"
 )
 
-var jobLink = regexp.MustCompile(`href="/jobs/([0-9a-f-]{36})"`)
+var jobLink = regexp.MustCompile(`href="/v/[0-9a-f]{32}/jobs/([0-9a-f-]{36})"`)
 
 // jobIDs lists the job links of a jobs page, in order.
 func jobIDs(body string) []string {
@@ -181,12 +181,12 @@ func TestFollowStreamsUntilSettled(t *testing.T) {
 	t.Cleanup(func() { _ = os.WriteFile(gate, nil, 0o600) })
 
 	page := f.page("/jobs/"+id+"/output", http.StatusOK)
-	require.Contains(t, page, `id="follow" data-src="/jobs/`+id+`/follow?offset=`)
-	require.Contains(t, page, `<script src="/static/follow.js" defer></script>`)
+	require.Contains(t, page, `id="follow" data-src="`+testView+`/jobs/`+id+`/follow?offset=`)
+	require.Contains(t, page, `<script src="`+testView+`/static/follow.js" defer></script>`)
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.ts.URL+"/jobs/"+id+"/follow?offset=0", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.ts.URL+testView+"/jobs/"+id+"/follow?offset=0", nil)
 	require.NoError(t, err)
 	req.AddCookie(&http.Cookie{Name: testCookie, Value: testToken})
 	resp, err := f.client().Do(req)

@@ -24,10 +24,13 @@ type pages struct {
 	sets map[string]*template.Template
 }
 
-func loadPages() (*pages, error) {
+// loadPages parses the pages of a view served under prefix (ViewPath):
+// the templates' links start with {{at}}, which is prefix.
+func loadPages(prefix string) (*pages, error) {
 	p := &pages{sets: map[string]*template.Template{}}
+	at := template.FuncMap{"at": func() string { return prefix }}
 	for _, name := range pageNames {
-		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
+		t, err := template.New(name).Funcs(funcs).Funcs(at).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, fmt.Errorf("web view: parse template %s: %w", name, err)
 		}

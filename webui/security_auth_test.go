@@ -13,12 +13,23 @@ import (
 	"github.com/bgcmd/bgcmd/webui"
 )
 
-// routes lists a request to every route of the view, for a job id.
+// routes lists a request to every route of the view, for a job id, as a
+// path within the view (served under testView).
 func routes(id string) []string {
 	return []string{"/", "/?state=exited", "/jobs/" + id, "/jobs/" + id + "/output",
 		"/jobs/" + id + "/output?grep=script", "/jobs/" + id + "/follow",
 		"/jobs/" + id + "/download", "/refusals", "/charts", "/static/style.css",
 		"/static/follow.js", "/no/such/route"}
+}
+
+// everywhere is every route at the view's path and at the host's root,
+// and the view's path itself without its slash.
+func everywhere(id string) []string {
+	var paths []string
+	for _, p := range routes(id) {
+		paths = append(paths, testView+p, p)
+	}
+	return append(paths, testView)
 }
 
 // Without the token, every route answers 401, says nothing of the store,
@@ -35,7 +46,7 @@ func TestEveryRouteNeedsTheToken(t *testing.T) {
 		"token as header": func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+testToken) },
 	}
 	for name, mutate := range attempts {
-		for _, path := range routes(id) {
+		for _, path := range everywhere(id) {
 			req, err := http.NewRequest(http.MethodGet, f.ts.URL+path, nil)
 			require.NoError(t, err)
 			mutate(req)
@@ -52,7 +63,7 @@ func TestEveryRouteNeedsTheToken(t *testing.T) {
 		}
 	}
 	// A wrong token in the query is refused too, and sets no cookie.
-	for _, path := range routes(id) {
+	for _, path := range everywhere(id) {
 		sep := "?"
 		if strings.Contains(path, "?") {
 			sep = "&"
@@ -66,7 +77,8 @@ func TestEveryRouteNeedsTheToken(t *testing.T) {
 }
 
 // The first visit with the token gets an HttpOnly, SameSite=Strict cookie
-// and a redirect that drops the token; the cookie then opens every route.
+// for the view's path alone and a redirect there that drops the token; the
+// cookie then opens every route there, and nothing outside it.
 func TestTokenBecomesACookie(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -75,7 +87,7 @@ func TestTokenBecomesACookie(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-	require.Equal(t, "/jobs/"+id+"/output?stream=stdout", resp.Header.Get("Location"))
+	require.Equal(t, testView+"/jobs/"+id+"/output?stream=stdout", resp.Header.Get("Location"))
 	cookies := resp.Cookies()
 	require.Len(t, cookies, 1)
 	c := cookies[0]
@@ -84,10 +96,10 @@ func TestTokenBecomesACookie(t *testing.T) {
 	require.Equal(t, testToken, c.Value)
 	require.True(t, c.HttpOnly)
 	require.Equal(t, http.SameSiteStrictMode, c.SameSite)
-	require.Equal(t, "/", c.Path)
+	require.Equal(t, testView+"/", c.Path, "the cookie goes only to the view's path")
 
 	for _, path := range routes(id) {
-		req, err := http.NewRequest(http.MethodGet, f.ts.URL+path, nil)
+		req, err := http.NewRequest(http.MethodGet, f.ts.URL+testView+path, nil)
 		require.NoError(t, err)
 		req.AddCookie(c)
 		if strings.HasSuffix(path, "/follow") {
@@ -108,7 +120,23 @@ func TestTokenBecomesACookie(t *testing.T) {
 			want = http.StatusNotFound
 		}
 		require.Equal(t, want, resp.StatusCode, "GET %s with the cookie", path)
+
+		// Outside the view's path the cookie opens nothing (a browser
+		// would not send it there).
+		req, err = http.NewRequest(http.MethodGet, f.ts.URL+path, nil)
+		require.NoError(t, err)
+		req.AddCookie(c)
+		resp, err = f.client().Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, "GET %s with the cookie, outside the view's path", path)
 	}
+	// The token at the view's own path is taken there too.
+	resp, err = f.client().Get(f.ts.URL + testView + "/charts?token=" + testToken)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	require.Equal(t, testView+"/charts", resp.Header.Get("Location"))
 }
 
 // The view is read-only: every method but GET and HEAD is refused, even
@@ -118,7 +146,7 @@ func TestWritesAreRefused(t *testing.T) {
 	f := newFixture(t)
 	id := f.xssJob()
 	for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch} {
-		req, err := http.NewRequest(m, f.ts.URL+"/jobs/"+id, strings.NewReader("state=killed"))
+		req, err := http.NewRequest(m, f.ts.URL+testView+"/jobs/"+id, strings.NewReader("state=killed"))
 		require.NoError(t, err)
 		req.AddCookie(&http.Cookie{Name: testCookie, Value: testToken})
 		resp, err := f.client().Do(req)

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,6 +42,8 @@ type Server struct {
 	arts     *artifacts.Store
 	token    []byte
 	cookie   string
+	// prefix is the view's path (ViewPath), where every page is served.
+	prefix   string
 	now      func() time.Time
 	interval time.Duration
 	pages    *pages
@@ -76,12 +80,14 @@ func New(opts Options) (*Server, error) {
 	if opts.FollowInterval <= 0 {
 		opts.FollowInterval = 250 * time.Millisecond
 	}
-	p, err := loadPages()
+	prefix := ViewPath(opts.Token)
+	p, err := loadPages(prefix)
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{store: opts.Store, home: home, arts: &artifacts.Store{Dir: filepath.Join(home, "artifacts")},
-		token: []byte(opts.Token), cookie: CookieName(opts.Token), now: opts.Now, interval: opts.FollowInterval, pages: p}
+		token: []byte(opts.Token), cookie: CookieName(opts.Token), prefix: prefix, now: opts.Now,
+		interval: opts.FollowInterval, pages: p}
 	s.routes()
 	return s, nil
 }
@@ -100,7 +106,9 @@ func (s *Server) routes() {
 }
 
 // ServeHTTP sets the security headers on every answer, then serves r when it
-// carries the token and answers 401 otherwise.
+// asks for a page under the view's path (ViewPath) and carries the token,
+// and answers 401 otherwise. The token in the query of any URL of the
+// view's host opens that page under the view's path.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	setSecurityHeaders(w.Header())
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -108,8 +116,25 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bgcmd ui is read-only: only GET and HEAD", http.StatusMethodNotAllowed)
 		return
 	}
-	if !s.authorize(w, r) {
+	inner, inView := strings.CutPrefix(r.URL.Path, s.prefix)
+	if inView && inner != "" && !strings.HasPrefix(inner, "/") {
+		inner, inView = r.URL.Path, false // "/v/<hash>x": not the view's path
+	}
+	if !inView {
+		inner = r.URL.Path
+	}
+	if !s.authorize(w, r, inner, inView) {
 		return
 	}
-	s.mux.ServeHTTP(w, r)
+	r2 := new(http.Request)
+	*r2 = *r
+	r2.URL = new(url.URL)
+	*r2.URL = *r.URL
+	// The path within the view, escaped as it came (the prefix is plain
+	// hex), as http.StripPrefix would hand it on.
+	r2.URL.Path = "/" + strings.TrimPrefix(inner, "/")
+	if r.URL.RawPath != "" {
+		r2.URL.RawPath = "/" + strings.TrimPrefix(strings.TrimPrefix(r.URL.RawPath, s.prefix), "/")
+	}
+	s.mux.ServeHTTP(w, r2)
 }

@@ -74,9 +74,12 @@ func TestUIServesTheHistoryWithItsToken(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 	require.Len(t, resp.Cookies(), 1)
 	cookie := resp.Cookies()[0]
+	view := resp.Header.Get("Location") // the view's path, where its cookie goes
+	require.Regexp(t, `^/v/[0-9a-f]{32}/$`, view)
+	require.Equal(t, strings.TrimSuffix(view, "/")+"/", cookie.Path)
 
 	get := func(path string) string {
-		req, err := http.NewRequest(http.MethodGet, base+path, nil)
+		req, err := http.NewRequest(http.MethodGet, base+strings.TrimSuffix(view, "/")+path, nil)
 		require.NoError(t, err)
 		req.AddCookie(cookie)
 		resp, err := noRedirect.Do(req)
