@@ -229,12 +229,14 @@ func (p prop) checkInt(v json.RawMessage, hint string) *ToolError {
 	if !f.IsInt() {
 		return invalid(hint, "argument %q is %s, but it must be a whole number", p.name, v)
 	}
-	n, _ := f.Int(nil)
+	// Compared as a float, never made an integer first: "1e646000000" is
+	// eleven bytes of JSON and an integer of two billion bits. The bounds
+	// are int64s, exact at this precision.
 	rng := fmt.Sprintf("pass %s from %d to %d: %s", p.name, p.min, p.max, p.desc)
-	if n.Cmp(big.NewInt(p.min)) < 0 {
+	if f.Cmp(new(big.Float).SetInt64(p.min)) < 0 {
 		return invalid(rng, "argument %q is %s, below its minimum of %d", p.name, v, p.min)
 	}
-	if n.Cmp(big.NewInt(p.max)) > 0 {
+	if f.Cmp(new(big.Float).SetInt64(p.max)) > 0 {
 		return invalid(rng, "argument %q is %s, above its maximum of %d", p.name, v, p.max)
 	}
 	return nil

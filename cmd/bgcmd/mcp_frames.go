@@ -127,20 +127,14 @@ type frameErrorBody struct {
 	Message string `json:"message"`
 }
 
-// badShape says why a valid JSON value is not a JSON-RPC 2.0 message (or a
-// non-empty batch of them) the SDK can take, or returns "".
+// badShape says why a valid JSON value is not a JSON-RPC 2.0 message the
+// SDK can take, or returns "". Every batch is refused: MCP dropped them
+// (2025-06-18), and the SDK's reader ends the whole session on a batch it
+// cannot take (any batch under that version; one that repeats an id, or
+// names one still in flight, under an earlier one).
 func badShape(body []byte) string {
 	if body[0] == '[' {
-		var batch []json.RawMessage
-		if err := json.Unmarshal(body, &batch); err != nil || len(batch) == 0 {
-			return "an empty batch"
-		}
-		for _, m := range batch {
-			if reason := badMessage(m); reason != "" {
-				return "in a batch: " + reason
-			}
-		}
-		return ""
+		return "a batch; bgcmd mcp takes one message per frame (MCP has no batches since 2025-06-18)"
 	}
 	return badMessage(body)
 }
