@@ -65,8 +65,10 @@ type Status struct {
 	// Limits are the limits of the job's own cgroup (memory.max,
 	// pids.max); absent when it has none.
 	Limits *ResourceLimits `json:"limits,omitempty"`
-	// QueuePosition is a queued job's 1-based place in its group's
-	// first-in-first-out order (0 when not queued).
+	// QueuePosition is a queued job's 1-based place in its queue, highest
+	// priority first, then first in first out: its policy group's (all
+	// sessions), or for a job in no group its session's (0 when not
+	// queued).
 	QueuePosition int `json:"queue_position,omitempty"`
 }
 

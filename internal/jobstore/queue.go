@@ -337,14 +337,18 @@ func (s *Store) QueuedOnHost(ctx context.Context) ([]*Record, error) {
 }
 
 // QueuePositions returns the 1-based place of every queued job of this
-// host in its group's order: highest priority first, then first in first
-// out (the ungrouped jobs form one group).
+// host in its queue's order: highest priority first, then first in first
+// out. A policy group's jobs share one queue, whatever their session, as
+// they share the group's limit; the ungrouped jobs of a session form its
+// own, since only its own limit holds them back. So a job's place counts
+// no other session's jobs but those of its group.
 func (s *Store) QueuePositions(ctx context.Context) (map[string]int, error) {
 	var rows []struct {
 		ID  string `db:"id"`
 		Pos int    `db:"pos"`
 	}
-	err := s.r.SelectContext(ctx, &rows, `SELECT id, ROW_NUMBER() OVER (PARTITION BY queue_group ORDER BY priority DESC, id) AS pos
+	err := s.r.SelectContext(ctx, &rows, `SELECT id, ROW_NUMBER() OVER (PARTITION BY queue_group,
+		CASE WHEN queue_group = '' THEN session ELSE '' END ORDER BY priority DESC, id) AS pos
 		FROM jobs INDEXED BY jobs_queued WHERE host_id = ? AND state = 'queued'`, s.hostID)
 	if err != nil {
 		return nil, fmt.Errorf("queue positions: %w", err)
