@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -135,6 +136,15 @@ func Parse(name string, data []byte) (*Policy, error) {
 	}
 	if undecoded := md.Undecoded(); len(undecoded) > 0 {
 		return nil, d.errorf(undecoded[0][0], "unknown key (known keys: %s)", strings.Join(knownKeys, ", "))
+	}
+	// The TOML library takes a key for its field whatever its case, and
+	// the last one written wins: "Cwd_Root" after "cwd_root" would widen
+	// the policy silently. A key is only ever its own spelling.
+	for _, k := range md.Keys() {
+		if len(k) == 1 && !slices.Contains(knownKeys, k[0]) {
+			return nil, d.errorf(k[0], "unknown key: keys are written in lower case, as %s (a key in another case would override it)",
+				strings.ToLower(k[0]))
+		}
 	}
 	if !md.IsDefined(keyCwdRoot) {
 		return nil, &LoadError{File: name, Key: keyCwdRoot, Message: "missing: a policy needs a sandbox root directory"}
@@ -274,6 +284,13 @@ func keyLine(data, key string) int {
 	var pe toml.ParseError
 	if errors.As(err, &pe) && pe.LastKey == key {
 		return pe.Position.Line
+	}
+	// The library matched the key in another case first: the line that
+	// writes it as given.
+	for i, l := range strings.Split(data, "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(l), key); ok && strings.HasPrefix(strings.TrimSpace(rest), "=") {
+			return i + 1
+		}
 	}
 	return 0
 }
