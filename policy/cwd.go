@@ -33,18 +33,19 @@ func (p *Policy) resolveCwd(cwd string) (root, resolved string, r *Refusal) {
 		// it, as the kernel does, not cleaned away first.
 		path = root + string(filepath.Separator) + cwd
 	}
-	resolved, err = filepath.EvalSymlinks(path)
-	if err != nil {
-		// A path that does not resolve is only described when the directory
-		// where resolution stopped is inside the sandbox, so refusals cannot
-		// be used to probe the filesystem outside it.
-		if !within(stoppedIn(path, err), root) {
-			return "", "", escape(p.CwdRoot)
-		}
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", "", refuse(CodeBadCwd, "create it first, or pass an existing directory inside the sandbox root", err,
-				"cwd %q does not exist", cwd)
-		}
+	// Resolved element by element, telling what it finds only inside the
+	// root and at its ancestors: anywhere else a failure, or a ".." back
+	// up, is an escape whatever is there, so a cwd that passes through such
+	// a place ("/elsewhere/NAME/../../root", or a symlink whose target does)
+	// tells nothing of what exists there (see walk).
+	resolved, err = walk(path, func(p string) bool { return beneathOrAbove(p, root) }, false)
+	switch {
+	case errors.Is(err, errOutside):
+		return "", "", escape(p.CwdRoot)
+	case errors.Is(err, fs.ErrNotExist):
+		return "", "", refuse(CodeBadCwd, "create it first, or pass an existing directory inside the sandbox root", err,
+			"cwd %q does not exist", cwd)
+	case err != nil:
 		return "", "", refuse(CodeBadCwd, "pass an existing, accessible directory inside the sandbox root", err,
 			"cwd %q cannot be resolved: %v", cwd, err)
 	}
@@ -84,20 +85,6 @@ func resolveRoot(root string) (string, error) {
 		return "", &policyError{"cwd_root", root + " is not a directory"}
 	}
 	return resolved, nil
-}
-
-// stoppedIn returns the resolved directory in which resolving path failed
-// with err. EvalSymlinks reports the failing component's path joined to its
-// resolved parent; that parent is confirmed by resolving it again. When the
-// error does not say (a symlink loop), the cleaned path stands in for it.
-func stoppedIn(path string, err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) && filepath.IsAbs(pe.Path) {
-		if dir, err := filepath.EvalSymlinks(filepath.Dir(pe.Path)); err == nil {
-			return dir
-		}
-	}
-	return filepath.Clean(path)
 }
 
 // escapeMessage is the one message of every cwd refused as outside the

@@ -65,7 +65,11 @@ func realExe(name, search string) string {
 			return ""
 		}
 	}
-	real, err := filepath.EvalSymlinks(path)
+	// The caller's name: a symlink whose target holds ".." would take
+	// the walk through directories anywhere (a link in the sandbox to
+	// "/elsewhere/NAME/../../usr/bin/env"), and whether a hint came would
+	// tell whether they exist.
+	real, err := walk(path, func(string) bool { return true }, true)
 	if err != nil || !isExecutable(real) {
 		return ""
 	}
