@@ -234,6 +234,10 @@ func (r *Runner) bundleJob(ctx context.Context, id string) (*BundleJob, error) {
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
+	// Neither the preview (the bundle's files are the output) nor the
+	// labels are committed to by any event: a bundle carries only what it
+	// can prove, or says what it cannot (BundleProves).
+	st.TailPreview, st.Labels = "", nil
 	rec, err := r.store.Get(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)

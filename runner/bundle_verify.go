@@ -15,13 +15,22 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/internal/jobstore"
 )
 
-// maxBundleMeta bounds manifest.json and SHA256SUMS as read into memory.
-const maxBundleMeta = 64 << 20
+// maxBundleMeta bounds manifest.json and SHA256SUMS as read into memory;
+// maxMemberName and maxMembers bound the names kept, far above what a
+// bundle writes ("jobs/<id>/stdout"; two files a job); maxProblems bounds
+// the problems listed, the rest counted.
+const (
+	maxBundleMeta = 64 << 20
+	maxMemberName = 256
+	maxMembers    = 1 << 20
+	maxProblems   = 100
+)
 
 // BundleReport is what VerifyBundle checked.
 type BundleReport struct {
@@ -37,6 +46,8 @@ type BundleReport struct {
 	Problems []string `json:"problems"`
 	// Proves says, in one paragraph, what an intact bundle proves.
 	Proves string `json:"proves"`
+
+	dropped int // problems past maxProblems, counted only
 }
 
 // OK reports whether every check passed.
@@ -45,9 +56,11 @@ func (b *BundleReport) OK() bool { return len(b.Problems) == 0 }
 // BundleProves is what an intact bundle proves, and what it does not.
 const BundleProves = "Every member hashes to what SHA256SUMS lists; every event's hash is the sha256 " +
 	"of its canonical text, which holds its chain place and the hash of the row before it; each " +
-	"job's events are one history from its creation, with no gap; the statuses agree with the " +
-	"events; and each stdout/stderr file is the exact bytes whose sha256 and size the job's " +
-	"settle event committed to. It does not prove on its own that the events are in a store's " +
+	"job's events are one history from its creation, with no gap; each status's state, session, " +
+	"host, argv, exe, cwd, exit code, signal, error, times and output sizes and hashes agree with " +
+	"the events (its process ids, usage, limits, group and counters are the exporter's word; it " +
+	"carries no labels or preview); and each stdout/stderr file is the exact bytes whose sha256 " +
+	"and size the job's settle event committed to. It does not prove on its own that the events are in a store's " +
 	"chain, nor that a job's last event here was its last at the export (a bundle cut after a " +
 	"start shows the job running): compare an event hash or the chain head with `bgcmd verify " +
 	"--chain --since HASH` on the store, or with a head recorded elsewhere before the export."
@@ -91,10 +104,9 @@ func VerifyBundle(path string) (*BundleReport, error) {
 		rep.Problems = append(rep.Problems, "no manifest.json in the bundle")
 		return rep, nil
 	}
-	var m BundleManifest
-	dec := json.NewDecoder(bytes.NewReader(manifest))
-	if err := dec.Decode(&m); err != nil {
-		rep.Problems = append(rep.Problems, fmt.Sprintf("manifest.json does not decode: %v", err))
+	m, err := decodeManifest(manifest)
+	if err != nil {
+		rep.Problems = append(rep.Problems, err.Error())
 		return rep, nil
 	}
 	rep.Format, rep.ChainHead = m.Format, m.ChainHead
@@ -113,10 +125,17 @@ func VerifyBundle(path string) (*BundleReport, error) {
 			rep.problem("member %s is not named by the manifest", name)
 		}
 	}
+	if rep.dropped > 0 {
+		rep.Problems = append(rep.Problems, fmt.Sprintf("and %d more problem(s)", rep.dropped))
+	}
 	return rep, nil
 }
 
 func (b *BundleReport) problem(format string, args ...any) {
+	if len(b.Problems) >= maxProblems {
+		b.dropped++
+		return
+	}
 	b.Problems = append(b.Problems, fmt.Sprintf(format, args...))
 }
 
@@ -138,6 +157,12 @@ func readMembers(in io.Reader) (map[string]memberHash, map[string][]byte, error)
 		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("the archive does not read: %v", err)
+		}
+		if len(hdr.Name) > maxMemberName {
+			return nil, nil, fmt.Errorf("a member's name is %d bytes long; a bundle's names are at most %d", len(hdr.Name), maxMemberName)
+		}
+		if len(hashes) >= maxMembers {
+			return nil, nil, fmt.Errorf("the archive holds over %d members; a bundle holds two files a job", maxMembers)
 		}
 		if hdr.Typeflag != tar.TypeReg {
 			return nil, nil, fmt.Errorf("member %s is not a regular file", hdr.Name)
@@ -209,7 +234,8 @@ func (b *BundleReport) checkJob(j *BundleJob, head jobstore.ChainHead, hashes ma
 	ref := BundleJobRef{ID: id, State: j.Status.State, Files: j.Files}
 	var last int64
 	var created, settled []any
-	var lastTo any // the state the job's last event moved it to
+	var createdAt, settledAt any // the at of the creation and the settle event
+	var lastTo any               // the state the job's last event moved it to
 	for _, e := range j.Events {
 		b.Events++
 		ref.EventHashes = append(ref.EventHashes, e.Hash)
@@ -249,10 +275,10 @@ func (b *BundleReport) checkJob(j *BundleJob, head jobstore.ChainHead, hashes ma
 		last = e.Seq
 		lastTo = v[7]
 		if v[6] == nil && len(v) >= 18 {
-			created = v[10:18]
+			created, createdAt = v[10:18], v[8]
 		}
 		if bgcmd.State(fmt.Sprint(v[7])).Settled() && len(v) >= 17 {
-			settled = v[len(v)-7:]
+			settled, settledAt = v[len(v)-7:], v[8]
 		}
 	}
 	if created == nil {
@@ -277,9 +303,20 @@ func (b *BundleReport) checkJob(j *BundleJob, head jobstore.ChainHead, hashes ma
 	case lastTo != nil && lastTo != string(j.Status.State):
 		b.problem("job %s: the status says %s, its last event %v", id, j.Status.State, lastTo)
 	}
+	b.checkTimes(j, createdAt, settledAt)
+	if j.Status.TailPreview != "" || len(j.Status.Labels) > 0 {
+		b.problem("job %s: the status carries a tail preview or labels, which no event commits to and a bundle never writes", id)
+	}
 	files := map[bgcmd.Stream]BundleFile{}
 	for _, f := range j.Files {
 		listed[f.Name] = true
+		if f.Stream != bgcmd.Stdout && f.Stream != bgcmd.Stderr {
+			b.problem("job %s: file %s is of stream %q: a bundle carries stdout and stderr only", id, f.Name, f.Stream)
+			continue
+		}
+		if _, dup := files[f.Stream]; dup {
+			b.problem("job %s: two %s files", id, f.Stream)
+		}
 		files[f.Stream] = f
 		b.Files++
 		b.Bytes += f.Bytes
@@ -334,6 +371,45 @@ func (b *BundleReport) checkOutcome(j *BundleJob, o []any, files map[bgcmd.Strea
 		if ok && ss.SHA256 != f.SHA256 {
 			b.problem("job %s: the status's %s sha256 disagrees with its settle event", id, st)
 		}
+		want := "0"
+		if n != nil {
+			want = fmt.Sprint(n)
+		}
+		if fmt.Sprint(ss.Bytes) != want {
+			b.problem("job %s: the status's %s byte count %d disagrees with its settle event (%s)", id, st, ss.Bytes, want)
+		}
+	}
+}
+
+// checkTimes checks the status's times against the events that commit to
+// them: created_at is the creation event's time, finished_at the settle
+// event's (none before a settle), started_at lies between them and
+// duration_ms is finished_at less started_at.
+func (b *BundleReport) checkTimes(j *BundleJob, createdAt, settledAt any) {
+	id, st := j.Status.ID, j.Status
+	same := func(at any, t time.Time) bool {
+		s, ok := at.(string)
+		want, err := time.Parse(time.RFC3339Nano, s)
+		return ok && err == nil && want.Equal(t)
+	}
+	if createdAt != nil && !same(createdAt, st.CreatedAt) {
+		b.problem("job %s: the status's created_at %s is not its creation event's time %v", id, st.CreatedAt.Format(time.RFC3339Nano), createdAt)
+	}
+	switch {
+	case settledAt == nil && st.FinishedAt != nil:
+		b.problem("job %s: the status has a finished_at but no settle event", id)
+	case settledAt != nil && (st.FinishedAt == nil || !same(settledAt, *st.FinishedAt)):
+		b.problem("job %s: the status's finished_at is not its settle event's time %v", id, settledAt)
+	}
+	if st.StartedAt != nil && (st.StartedAt.Before(st.CreatedAt) || st.FinishedAt != nil && st.StartedAt.After(*st.FinishedAt)) {
+		b.problem("job %s: the status's started_at is not between its creation and its settle", id)
+	}
+	var ran time.Duration
+	if st.StartedAt != nil && st.FinishedAt != nil {
+		ran = st.FinishedAt.Sub(*st.StartedAt)
+	}
+	if st.FinishedAt != nil && st.DurationMS != ran.Milliseconds() {
+		b.problem("job %s: the status's duration_ms %d is not finished_at less started_at", id, st.DurationMS)
 	}
 }
 

@@ -177,19 +177,22 @@ func verifyBundle(out io.Writer, asJSON bool, path string) error {
 		writeBundleSummary(out, rep)
 	}
 	if !rep.OK() {
-		return &exitError{code: exitRuntime, msg: fmt.Sprintf("bundle %s does not verify: %d problem(s), the first: %s", path, len(rep.Problems), rep.Problems[0])}
+		return &exitError{code: exitRuntime, msg: fmt.Sprintf("bundle %s does not verify: %d problem(s), the first: %s",
+			oneLine(path), len(rep.Problems), oneLine(rep.Problems[0]))}
 	}
 	return nil
 }
 
+// writeBundleSummary prints the report; every name and value the bundle
+// chose goes through oneLine, so none moves the cursor over the verdict.
 func writeBundleSummary(out io.Writer, rep *runner.BundleReport) {
 	if rep.OK() {
 		fmt.Fprintf(out, "bundle ok: %d job(s), %d event(s), %d file(s) (%s); chain head at export: seq %d %s\n",
-			len(rep.Jobs), rep.Events, rep.Files, fmtBytes(rep.Bytes), rep.ChainHead.Seq, rep.ChainHead.Hash)
+			len(rep.Jobs), rep.Events, rep.Files, fmtBytes(rep.Bytes), rep.ChainHead.Seq, oneLine(rep.ChainHead.Hash))
 	} else {
 		fmt.Fprintf(out, "bundle FAILED: %d problem(s)\n", len(rep.Problems))
 		for _, p := range rep.Problems {
-			fmt.Fprintf(out, "  - %s\n", p)
+			fmt.Fprintf(out, "  - %s\n", oneLine(p))
 		}
 	}
 	for _, j := range rep.Jobs {
@@ -197,9 +200,9 @@ func writeBundleSummary(out io.Writer, rep *runner.BundleReport) {
 		if n := len(j.EventHashes); n > 0 {
 			last = j.EventHashes[n-1]
 		}
-		fmt.Fprintf(out, "  job %s  %s  %d event(s), last event hash %s\n", j.ID, j.State, len(j.EventHashes), last)
+		fmt.Fprintf(out, "  job %s  %s  %d event(s), last event hash %s\n", oneLine(j.ID), oneLine(string(j.State)), len(j.EventHashes), oneLine(last))
 		for _, f := range j.Files {
-			fmt.Fprintf(out, "    %s  %s  %s\n", f.Stream, fmtBytes(f.Bytes), f.SHA256)
+			fmt.Fprintf(out, "    %s  %s  %s\n", oneLine(string(f.Stream)), fmtBytes(f.Bytes), oneLine(f.SHA256))
 		}
 	}
 	if rep.OK() {
