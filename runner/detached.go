@@ -273,7 +273,10 @@ func (r *Runner) startDetached(ctx context.Context, job *bgcmd.Job, p *supProc, 
 		err = r.failUnrecorded(ctx, job, fmt.Errorf("detached supervisor %s reported no pid", p.exe))
 	}
 	if err != nil {
-		return r.readBack(ctx, job.ID, err) // on record as start_failed
+		// On record as start_failed: nothing of it may run on, whatever
+		// the supervisor started before it fell silent.
+		endSupervisorTree(p.pid, p.start)
+		return r.readBack(ctx, job.ID, err)
 	}
 	running := started.job(job, p)
 	err = r.commitCreate(ctx, pending, running)

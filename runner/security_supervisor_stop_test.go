@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bgcmd/bgcmd"
+	"github.com/bgcmd/bgcmd/internal/jobstore"
 	"github.com/bgcmd/bgcmd/runner"
 )
 
@@ -66,12 +67,31 @@ func procState(pid int) byte {
 // timeout, in the attack). Now a stopped supervisor is not counted as
 // supervising: the next reconcile takes the job over, ends the supervisor
 // and kills what is left of the job.
+//
+// The job may also stop its supervisor before the supervisor has said it
+// runs (on a busy machine, often): the start then failed after its 30 s
+// wait, on record as start_failed, and the job ran on unbounded, stopped
+// supervisor and all, under a row nothing reconciles. Now the start that
+// gives up on a silent supervisor ends it with everything below it.
 func TestAJobThatStopsItsSupervisorIsEndedByTheNextReconcile(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, true)
 	const tag = "4243"
 	killSleeperAtEnd(t, tag)
-	j := e.start([]string{"/bin/sh", "-c", "kill -STOP $PPID; exec sleep " + tag}, runner.StartOptions{Timeout: 10 * time.Minute})
+	j, err := e.r.Start(context.Background(), []string{"/bin/sh", "-c", "kill -STOP $PPID; exec sleep " + tag},
+		runner.StartOptions{Timeout: 10 * time.Minute})
+	if err != nil {
+		// Stopped before its report: the start failed, and nothing of the
+		// job may be left.
+		require.ErrorContains(t, err, "did not report")
+		waitFor(t, "the job's sleeper to be killed", func() bool { return sleeperPid(tag) == 0 })
+		list, lerr := e.store.List(context.Background(), jobstore.ListParams{})
+		require.NoError(t, lerr)
+		require.Len(t, list.Jobs, 1)
+		require.Equal(t, bgcmd.StateStartFailed, list.Jobs[0].State)
+		require.False(t, processAlive(list.Jobs[0].SupervisorPID), "the silent supervisor was ended")
+		return
+	}
 	t.Cleanup(func() { _ = syscall.Kill(j.SupervisorPID, syscall.SIGKILL) })
 	waitFor(t, "the job to stop its supervisor", func() bool { return procState(j.SupervisorPID) == 'T' })
 	waitFor(t, "the job's sleeper", func() bool { return sleeperPid(tag) != 0 })
