@@ -1,16 +1,12 @@
 package main
 
 import (
-	"archive/tar"
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 
@@ -23,50 +19,19 @@ import (
 // which tie the bundle to the store, cannot be made again.
 func rewriteBundle(t *testing.T, in, out string, edit func(m map[string]any, members map[string][]byte)) {
 	t.Helper()
-	data, err := os.ReadFile(in)
-	require.NoError(t, err)
-	tr := tar.NewReader(bytes.NewReader(data))
-	members := map[string][]byte{}
-	var order []string
-	for {
-		hdr, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		require.NoError(t, err)
-		b, err := io.ReadAll(tr)
-		require.NoError(t, err)
-		members[hdr.Name] = b
-		order = append(order, hdr.Name)
-	}
+	order, members := readBundleRaw(t, in)
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(members["manifest.json"], &m))
 	edit(m, members)
 	mb, err := json.MarshalIndent(m, "", "  ")
 	require.NoError(t, err)
 	members["manifest.json"] = append(mb, '\n')
-	var names []string
 	for n := range members {
-		if n != "SHA256SUMS" {
-			names = append(names, n)
+		if !slices.Contains(order, n) {
+			order = append(order, n)
 		}
 	}
-	sort.Strings(names)
-	var sums strings.Builder
-	for _, n := range names {
-		s := sha256.Sum256(members[n])
-		fmt.Fprintf(&sums, "%s  %s\n", hex.EncodeToString(s[:]), n)
-	}
-	members["SHA256SUMS"] = []byte(sums.String())
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for _, n := range order {
-		require.NoError(t, tw.WriteHeader(&tar.Header{Name: n, Mode: 0o600, Size: int64(len(members[n])), Typeflag: tar.TypeReg}))
-		_, err := tw.Write(members[n])
-		require.NoError(t, err)
-	}
-	require.NoError(t, tw.Close())
-	require.NoError(t, os.WriteFile(out, buf.Bytes(), 0o600))
+	writeBundleRaw(t, out, order, members)
 }
 
 // A bundle whose status was rewritten, its SHA256SUMS made again, keeps
