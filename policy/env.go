@@ -124,6 +124,13 @@ func (p *Policy) checkEnvName(k, v string) *Refusal {
 	if matchEnv(p.TrustedEnv, k) {
 		return nil
 	}
+	if !plainEnvName(k) {
+		// bgcmd stores the names and shows them to the operator (a rerun
+		// lists those it needs again, as --env flags to paste): a name
+		// with escapes, spaces or shell syntax in it is no variable's.
+		return refuse(CodeBadEnv, "name the variable with ASCII letters, digits and '_' ('.' and '-' after the first character), starting with a letter or '_'", nil,
+			"environment variable name %q is not a plain name", k)
+	}
 	for _, d := range deniedEnv {
 		if ok, _ := path.Match(d.pattern, k); ok {
 			return refuse(CodeBadEnv,
@@ -188,4 +195,18 @@ func (p *Policy) validateEnvPatterns() error {
 		}
 	}
 	return nil
+}
+
+// plainEnvName reports whether name is a variable name as shells and
+// programs write them: [A-Za-z_][A-Za-z0-9_.-]*.
+func plainEnvName(name string) bool {
+	for i, c := range name {
+		switch {
+		case c == '_', 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case i > 0 && ('0' <= c && c <= '9' || c == '.' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return name != ""
 }

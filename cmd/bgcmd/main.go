@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	// Its init starts the supervisor of a `bgcmd run` among the first.
 	_ "github.com/bgcmd/bgcmd/cmd/bgcmd/internal/earlysup"
@@ -59,7 +60,13 @@ func report(err error, asJSON bool) int {
 	if asJSON {
 		_ = writeJSON(os.Stderr, errorObject(err, code))
 	} else {
-		fmt.Fprintln(os.Stderr, "bgcmd:", err)
+		// An error may quote what an agent chose (a candidate's argv, an
+		// env name it set): each line goes through oneLine.
+		lines := strings.Split(err.Error(), "\n")
+		for i, l := range lines {
+			lines[i] = oneLine(l)
+		}
+		fmt.Fprintln(os.Stderr, "bgcmd:", strings.Join(lines, "\n"))
 	}
 	return code
 }

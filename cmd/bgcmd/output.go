@@ -91,7 +91,9 @@ first (bgcmd verify checks every stream of a job). Reading a settled job marks i
 				sty := styleFor(out)
 				var b strings.Builder
 				for _, m := range res.Matches {
-					fmt.Fprintf(&b, "%s:%s\n", sty.paint(sgrGreen, fmt.Sprint(m.Line)), m.Text)
+					// The job's bytes in a line bgcmd composes: escaped,
+					// so none redraws the prefix (--raw and --json are exact).
+					fmt.Fprintf(&b, "%s:%s\n", sty.paint(sgrGreen, fmt.Sprint(m.Line)), oneLine(m.Text))
 				}
 				_, err = fmt.Fprint(out, b.String())
 			default:

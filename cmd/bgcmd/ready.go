@@ -73,7 +73,7 @@ func (g *globals) awaitOutputAndReport(ctx context.Context, cmd *cobra.Command, 
 	case g.json:
 		err = writeJSON(out, m)
 	case m.Outcome == runner.OutcomeMatched:
-		_, err = fmt.Fprintf(out, "%s:%d:%s\n", m.Stream, m.Line, m.Text)
+		_, err = fmt.Fprintf(out, "%s:%d:%s\n", m.Stream, m.Line, oneLine(m.Text)) // the job's bytes in bgcmd's line
 	default:
 		err = writeStatus(out, styleFor(out), m.Status, time.Now())
 	}

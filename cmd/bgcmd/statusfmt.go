@@ -57,29 +57,32 @@ func writeStatus(w io.Writer, st style, s *bgcmd.Status, now time.Time) error {
 	row := func(key, value string) {
 		fmt.Fprintf(&b, "%s  %s\n", st.paint(sgrBold, fmt.Sprintf("%-8s", key)), value)
 	}
+	// text is a row of a value bgcmd did not write: a job's cwd or exe may
+	// hold what a terminal acts on (a directory an agent made).
+	text := func(key, value string) { row(key, oneLine(value)) }
 	state := stateText(s.State, s.ExitCode, s.Signal)
-	row("job", s.ID)
+	text("job", s.ID)
 	row("state", st.paint(state.sgr, state.text))
 	row("command", commandLine(s.Argv))
 	if s.Exe != "" && (len(s.Argv) == 0 || s.Exe != s.Argv[0]) {
-		row("exe", s.Exe)
+		text("exe", s.Exe)
 	}
-	row("cwd", s.Cwd)
+	text("cwd", s.Cwd)
 	if s.HostID != "" {
-		row("host", fmt.Sprintf("%s (host id %s)", s.Host, s.HostID))
+		text("host", fmt.Sprintf("%s (host id %s)", s.Host, s.HostID))
 	}
-	row("session", fmt.Sprintf("%s (%d running, %d queued, %d finished unread)", s.Session, s.Counters.Running, s.Counters.Queued, s.Counters.Finished))
+	text("session", fmt.Sprintf("%s (%d running, %d queued, %d finished unread)", s.Session, s.Counters.Running, s.Counters.Queued, s.Counters.Finished))
 	if s.Group != "" {
-		row("group", s.Group)
+		text("group", s.Group)
 	}
 	if len(s.After) > 0 {
-		row("after", strings.Join(s.After, " "))
+		text("after", strings.Join(s.After, " "))
 	}
 	if s.QueuePosition > 0 {
 		row("queue", fmt.Sprintf("position %d", s.QueuePosition))
 	}
 	if s.RerunOf != "" {
-		row("rerun of", s.RerunOf)
+		text("rerun of", s.RerunOf)
 	}
 	if len(s.Labels) > 0 {
 		keys := make([]string, 0, len(s.Labels))
