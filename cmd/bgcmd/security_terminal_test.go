@@ -112,7 +112,6 @@ func TestWaitUntilOutputPrintsNoRawLine(t *testing.T) {
 	requireNoTermControl(t, "status tail", h.ok("status", id))
 }
 
-
 // `output --grep` printed LINE:TEXT with TEXT raw: the same class as
 // wait --until-output (bgcmd composes the line, the job fills it).
 func TestOutputGrepPrintsNoRawLine(t *testing.T) {
