@@ -9,9 +9,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
+	"unicode"
 )
 
 // Bounds of the repository files confine reads itself.
@@ -124,10 +124,16 @@ func gitDirOf(root string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: read %s: %v", ErrNotRepository, dotGit, err)
 	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	target, ok := strings.CutPrefix(strings.TrimRight(line, "\r"), "gitdir: ")
+	// Read as git reads it: all that follows "gitdir: ", less trailing
+	// line ends. A line break or NUL inside would be part of the path git
+	// follows (a directory "x\n", then ".." out), not where a first-line
+	// check looks: refused as leading outside.
+	target, ok := strings.CutPrefix(strings.TrimRight(string(b), "\r\n"), "gitdir: ")
 	if !ok || target == "" {
 		return "", fmt.Errorf("%w: %s is a file without a \"gitdir: \" line", ErrNotRepository, dotGit)
+	}
+	if strings.ContainsAny(target, "\r\n\x00") {
+		return "", &OutsideError{File: dotGit, What: "gitdir", Target: target}
 	}
 	return inside(root, dotGit, "gitdir", target, filepath.Dir(path))
 }
@@ -175,15 +181,16 @@ func alternatesIn(root, objDir string, depth int) error {
 	if err != nil {
 		return fmt.Errorf("read %s: %w; replace it with a regular file or remove it", file, err)
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		entry := strings.TrimRight(line, "\r")
+	for _, entry := range strings.Split(string(b), "\n") {
 		if entry == "" || entry[0] == '#' {
 			continue
 		}
-		if entry[0] == '"' {
-			if u, err := strconv.Unquote(entry); err == nil {
-				entry = u
-			}
+		// git unquotes a quoted entry its own way and keeps a carriage
+		// return or any other control character as part of the path: an
+		// entry this check could read otherwise than git is refused as
+		// leading outside.
+		if entry[0] == '"' || strings.ContainsFunc(entry, unicode.IsControl) {
+			return &OutsideError{File: file, What: "alternates", Target: entry}
 		}
 		if _, err := inside(root, file, "alternates", entry, objDir); err != nil {
 			return err
