@@ -37,11 +37,11 @@ type Options struct {
 
 // Server is the web view's http.Handler. It is safe for concurrent use.
 type Server struct {
-	store    *jobstore.Store
-	home     string
-	arts     *artifacts.Store
-	token    []byte
-	cookie   string
+	store  *jobstore.Store
+	home   string
+	arts   *artifacts.Store
+	token  []byte
+	cookie string
 	// prefix is the view's path (ViewPath), where every page is served.
 	prefix   string
 	now      func() time.Time
@@ -117,11 +117,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	inner, inView := strings.CutPrefix(r.URL.Path, s.prefix)
-	if inView && inner != "" && !strings.HasPrefix(inner, "/") {
-		inner, inView = r.URL.Path, false // "/v/<hash>x": not the view's path
-	}
-	if !inView {
-		inner = r.URL.Path
+	if !inView || inner != "" && inner[0] != '/' { // "/v/<hash>x" is not the view's path
+		inner, inView = r.URL.Path, false
 	}
 	if !s.authorize(w, r, inner, inView) {
 		return
