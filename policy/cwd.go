@@ -49,10 +49,7 @@ func (p *Policy) resolveCwd(cwd string) (root, resolved string, r *Refusal) {
 		return "", "", refuse(CodeBadCwd, "pass an existing, accessible directory inside the sandbox root", err,
 			"cwd %q cannot be resolved: %v", cwd, err)
 	}
-	if resolved, err = filepath.Abs(resolved); err != nil {
-		return "", "", refuse(CodeBadCwd, "pass an absolute cwd", err, "cwd %q cannot be made absolute: %v", cwd, err)
-	}
-	if !within(resolved, root) {
+	if !within(resolved, root) { // walk's result is absolute and clean
 		return "", "", escape(p.CwdRoot)
 	}
 	fi, err := os.Stat(resolved)
