@@ -34,8 +34,8 @@ func tryToolset(t *testing.T, repo string) (*gittools.Toolset, error) {
 
 // git reads a .git file's whole content after "gitdir: " (only trailing
 // CR/LF stripped), so an embedded newline is part of the path; confine
-// checks the first line only. With a directory named "x\n" in the work
-// tree, "gitdir: x\n/../../outside/.git" is "x" to confine (inside) and
+// checked the first line only. With a directory named "x\n" in the work
+// tree, "gitdir: x\n/../../outside/.git" was "x" to confine (inside) and
 // the outside repository to git.
 func TestAGitFileWithANewlineIsRefused(t *testing.T) {
 	t.Parallel()
@@ -66,8 +66,8 @@ func TestAGitFileWithANewlineIsRefused(t *testing.T) {
 }
 
 // git's alternates parser takes a quoted entry up to its closing quote and
-// skips one character after it; confine unquotes with strconv.Unquote,
-// which fails on the trailing character, and then checks the entry as a
+// skips one character after it; confine unquoted with strconv.Unquote,
+// which fails on the trailing character, and then checked the entry as a
 // relative path beginning with '"' (below objects/, so inside).
 func TestAQuotedAlternateIsRefused(t *testing.T) {
 	t.Parallel()
@@ -75,24 +75,16 @@ func TestAQuotedAlternateIsRefused(t *testing.T) {
 	repo := newHistoryRepo(t)
 	ts, st := newToolset(t, repo.dir)
 	writeFile(t, repo.dir, ".git/objects/info/alternates", `"`+filepath.Join(o.dir, ".git", "objects")+`" `+"\n")
-	require.Equal(t, strings.TrimSuffix(outsideSecret, "\n"), gitIn(t, repo.dir, nil, "show", o.blob),
-		"the fixture is armed: plain git reads the outside objects")
+	requireOutsideObjectsRefused(t, repo.dir, o, ts, st)
 
-	res, err := ts.Show(context.Background(), gittools.ShowArgs{Rev: o.blob})
-	if err == nil {
-		t.Fatalf("git_show of an outside blob ran (job %s) and printed %q", res.JobID, res.Output)
-	}
-	requireOutside(t, err, "alternates")
-	require.Zero(t, jobCount(t, st))
-
-	_, err = tryToolset(t, repo.dir)
+	_, err := tryToolset(t, repo.dir)
 	requireOutside(t, err, "alternates")
 }
 
 // git keeps a trailing CR of an alternates line as part of the path;
-// confine strips it. A work-tree symlink "sub/link\r" to an outside object
-// store is never looked at: confine checks "sub/link" (which does not
-// exist, so it is taken as inside), and noSymlinkOut walks only .git.
+// confine stripped it. A work-tree symlink "sub/link\r" to an outside
+// object store was never looked at: confine checked "sub/link" (which does
+// not exist, so it was taken as inside), and noSymlinkOut walks only .git.
 func TestAnAlternateEndingInCRIsRefused(t *testing.T) {
 	t.Parallel()
 	o := newOutsideRepo(t)
@@ -101,9 +93,17 @@ func TestAnAlternateEndingInCRIsRefused(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(repo.dir, "sub"), 0o755))
 	require.NoError(t, os.Symlink(filepath.Join(o.dir, ".git", "objects"), filepath.Join(repo.dir, "sub", "link\r")))
 	writeFile(t, repo.dir, ".git/objects/info/alternates", "../../sub/link\r\n")
-	require.Equal(t, strings.TrimSuffix(outsideSecret, "\n"), gitIn(t, repo.dir, nil, "show", o.blob),
-		"the fixture is armed: plain git reads the outside objects")
+	requireOutsideObjectsRefused(t, repo.dir, o, ts, st)
+}
 
+// requireOutsideObjectsRefused checks that the fixture in dir is armed
+// (plain git there shows o's blob through the alternates) and that
+// git_show of that blob is refused over the alternates file, with no job
+// run.
+func requireOutsideObjectsRefused(t *testing.T, dir string, o *outsideRepo, ts *gittools.Toolset, st *jobstore.Store) {
+	t.Helper()
+	require.Equal(t, strings.TrimSuffix(outsideSecret, "\n"), gitIn(t, dir, nil, "show", o.blob),
+		"the fixture is armed: plain git reads the outside objects")
 	res, err := ts.Show(context.Background(), gittools.ShowArgs{Rev: o.blob})
 	if err == nil {
 		t.Fatalf("git_show of an outside blob ran (job %s) and printed %q", res.JobID, res.Output)
@@ -113,7 +113,7 @@ func TestAnAlternateEndingInCRIsRefused(t *testing.T) {
 }
 
 // The same .git file written by an agent after the toolset was made (the
-// MCP server's case): every call's confine check passes it.
+// MCP server's case): every call's confine check passed it.
 func TestAGitFileWithANewlineWrittenAfterNewIsRefused(t *testing.T) {
 	t.Parallel()
 	o := newOutsideRepo(t)

@@ -145,19 +145,13 @@ func TestVerifyBundleRefusesAFileNoEventCommitsTo(t *testing.T) {
 	forged := []byte("ok  all 1742 tests passed\n")
 	sum := sha256.Sum256(forged)
 	out := filepath.Join(t.TempDir(), "forged.tar")
-	order, members := readBundleRaw(t, genuine)
-	var m map[string]any
-	require.NoError(t, json.Unmarshal(members["manifest.json"], &m))
-	job := m["jobs"].([]any)[0].(map[string]any)
-	job["files"] = append(job["files"].([]any), map[string]any{
-		"name": "jobs/" + id + "/stdout.txt", "stream": "stdout.txt",
-		"sha256": hex.EncodeToString(sum[:]), "bytes": len(forged)})
-	mb, err := json.MarshalIndent(m, "", "  ")
-	require.NoError(t, err)
-	members["manifest.json"] = append(mb, '\n')
-	members["jobs/"+id+"/stdout.txt"] = forged
-	order = append(order[:len(order)-1], "jobs/"+id+"/stdout.txt", "SHA256SUMS")
-	writeBundleRaw(t, out, order, members)
+	rewriteBundle(t, genuine, out, func(m map[string]any, members map[string][]byte) {
+		job := m["jobs"].([]any)[0].(map[string]any)
+		job["files"] = append(job["files"].([]any), map[string]any{
+			"name": "jobs/" + id + "/stdout.txt", "stream": "stdout.txt",
+			"sha256": hex.EncodeToString(sum[:]), "bytes": len(forged)})
+		members["jobs/"+id+"/stdout.txt"] = forged
+	})
 	r := h.bgcmd("--json", "verify", "--bundle", out)
 	require.Equal(t, 1, r.code, "a bundle with a file no event commits to verified:\n%s%s", r.stdout, r.stderr)
 }
