@@ -1,0 +1,60 @@
+package artifacts
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestALiveIndexAsFarBehindAsACaptureLeavesItIsUsedNotRebuilt: a capture
+// written flat out leaves its index behind its log by up to the
+// checkpoints the digester has not yet appended (one run short of
+// indexFlush), the batch it is hashing, the maxQueued batches waiting and
+// the one the writer is filling. A reader of the live log must page
+// through that index as it is. Rebuilding it meant scanning the whole
+// live log, in memory, for every page: a readiness wait on a 1 GiB log
+// that met such a moment peaked at 131 MiB.
+func TestALiveIndexAsFarBehindAsACaptureLeavesItIsUsedNotRebuilt(t *testing.T) {
+	t.Parallel()
+	const stride = defaultStride
+	lag := int64(indexFlush/recordSize)*stride + (maxQueued+2)*batchSize
+	content := trickyText(4 * int(lag))
+	dir := t.TempDir()
+	full := filepath.Join(dir, "full.log")
+	behind := filepath.Join(dir, "behind.log")
+	_, recs, err := scanLog(bytesReader(content), stride, false)
+	require.NoError(t, err)
+	// Keep the records up to lag bytes before the end: the last kept one
+	// marks k*stride, with k the fewest that leave no more than lag.
+	k := (int64(len(content)) - lag + stride - 1) / stride
+	require.LessOrEqual(t, int64(len(content))-k*stride, lag)
+	for path, recs := range map[string][]byte{full: recs, behind: recs[:k*recordSize]} {
+		require.NoError(t, os.WriteFile(path, content, 0o600))
+		require.NoError(t, os.WriteFile(path+IndexSuffix, append(encodeHeader(stride), recs...), 0o600))
+	}
+	pages := map[string]Page{
+		"lines from the start": {Unit: UnitLines, Limit: 3},
+		"lines near the end":   {Unit: UnitLines, Offset: int64(len(content)) / int64(len(tricky)) * 6, Limit: 3},
+		"tail":                 {Unit: UnitLines, Tail: 4},
+		"chars":                {Unit: UnitChars, Offset: int64(len(content)) / 2, Limit: 100},
+		"bytes at the end":     {Unit: UnitBytes, Offset: int64(len(content)) - 100, Limit: 100},
+		"grep":                 {Unit: UnitLines, Offset: 5, Grep: "日本", MaxMatches: 2},
+	}
+	for name, p := range pages {
+		want, err := Read(Source{Path: full}, p)
+		require.NoError(t, err, name)
+		unit, re, err := p.check()
+		require.NoError(t, err, name)
+		v, err := openView(Source{Path: behind})
+		require.NoError(t, err, name)
+		v.needChars = unit == UnitChars
+		got, err := v.read(unit, re, p)
+		rebuilt := v.rebuilt
+		v.close()
+		require.NoError(t, err, "%s: the index %d bytes behind is not stale", name, int64(len(content))-k*stride)
+		require.False(t, rebuilt, "%s: the live log was rescanned", name)
+		require.Equal(t, want, got, name)
+	}
+}
