@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 
 	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/internal/jobstore"
@@ -75,7 +74,7 @@ Example: {"task_ids": ["0190f7c2-8f1e-7b8a-9c61-3f0e2d4a5b6c"]}`,
 					return nil, unknownTask(id)
 				}
 			}
-			path := filepath.Join(t.r.ExportsDir(), jobstore.NewID()+".tar.gz")
+			path := t.r.NewExportPath()
 			info, err := t.r.ExportFile(ctx, a.TaskIDs, path, true)
 			if err != nil {
 				return nil, err

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/bgcmd/bgcmd"
+	"github.com/bgcmd/bgcmd/internal/atomicfile"
 	"github.com/bgcmd/bgcmd/internal/jobstore"
 )
 
@@ -105,7 +106,7 @@ func (r *Runner) ExportFile(ctx context.Context, ids []string, path string, gz b
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("export: create directory for %s: %w", path, err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	tmp, err := atomicfile.CreateTemp(path)
 	if err != nil {
 		return nil, fmt.Errorf("export: %w (check that the directory is writable)", err)
 	}

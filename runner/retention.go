@@ -314,6 +314,11 @@ type GCOptions struct {
 	MinAge time.Duration
 	// DryRun reports what would be removed without removing it.
 	DryRun bool
+	// ExportsOlderThan, when set, also removes the bundles command_export
+	// wrote under <home>/exports more than ExportsOlderThan ago (by their
+	// modification time). Zero keeps every bundle: one is evidence an
+	// agent may have cited, and only its owner knows when it is done.
+	ExportsOlderThan time.Duration
 }
 
 // GCItem is one file or directory GC removed (or, dry, would remove).
@@ -340,6 +345,10 @@ type GCReport struct {
 	// its files (the executables' digest cache) left behind when it was
 	// interrupted before its rename.
 	TempFiles []GCItem `json:"temp_files"`
+	// Exports are files under <home>/exports: the temporary files of
+	// exports a crash interrupted, and, with ExportsOlderThan, the bundles
+	// command_export wrote before it.
+	Exports []GCItem `json:"exports"`
 	// SkippedRecent counts garbage spared because it is younger than
 	// MinAge.
 	SkippedRecent int `json:"skipped_recent"`
@@ -358,12 +367,15 @@ type GCReport struct {
 // store does not know, the wake sockets of those jobs and of this host's
 // ended processes, and the temporary files of interrupted writes in the
 // home — what a crash between a delete and a file removal, or a
-// supervisor dying mid-settle, leaves behind. Running jobs'
+// supervisor dying mid-settle, leaves behind, and the temporary files of
+// interrupted exports under <home>/exports (with o.ExportsOlderThan, the
+// bundles command_export wrote before it too). Running jobs'
 // directories and sockets and referenced files are never touched.
 // Reconcile (which runner.New runs) first settles jobs whose supervisor
 // died, banking their logs.
 func (r *Runner) GC(ctx context.Context, o GCOptions) (*GCReport, error) {
-	rep := &GCReport{DryRun: o.DryRun, StrayFiles: []GCItem{}, JobDirs: []GCItem{}, WakeSockets: []GCItem{}, TempFiles: []GCItem{}}
+	rep := &GCReport{DryRun: o.DryRun, StrayFiles: []GCItem{}, JobDirs: []GCItem{}, WakeSockets: []GCItem{}, TempFiles: []GCItem{},
+		Exports: []GCItem{}}
 	cutoff := r.now().Add(-o.MinAge)
 	unlock, err := r.arts.Lock(true)
 	if err != nil {
@@ -386,6 +398,10 @@ func (r *Runner) GC(ctx context.Context, o GCOptions) (*GCReport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gc: %w", err)
 	}
+	exports, err := r.exportFiles(o.ExportsOlderThan)
+	if err != nil {
+		return nil, fmt.Errorf("gc: %w", err)
+	}
 	var errs []error
 	if !o.DryRun {
 		n, err := r.store.DeleteStrayBlobs(ctx, cutoff)
@@ -396,6 +412,7 @@ func (r *Runner) GC(ctx context.Context, o GCOptions) (*GCReport, error) {
 	rep.JobDirs = rep.sweep(dirs, os.RemoveAll, o, cutoff, &errs)
 	rep.WakeSockets = rep.sweep(socks, removeExisting, o, cutoff, &errs)
 	rep.TempFiles = rep.sweep(temps, removeExisting, o, cutoff, &errs)
+	rep.Exports = rep.sweep(exports, removeExisting, o, cutoff, &errs)
 	return rep, errors.Join(errs...)
 }
 

@@ -31,7 +31,7 @@ func Replace(path string, data []byte) error { return replace(path, data, false)
 // replace writes data to a temporary file beside path, fsyncs it when
 // durable, and renames it over path.
 func replace(path string, data []byte, durable bool) error {
-	f, err := os.CreateTemp(filepath.Dir(path), tempPrefix(path)+"*")
+	f, err := CreateTemp(path)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -51,6 +51,13 @@ func replace(path string, data []byte, durable bool) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// CreateTemp creates a new temporary file beside path, for a write of path
+// to end in a rename over it; IsTemp names it. The caller removes it when
+// the write fails.
+func CreateTemp(path string) (*os.File, error) {
+	return os.CreateTemp(filepath.Dir(path), tempPrefix(path)+"*")
 }
 
 // tempPrefix begins the name of every temporary file written for path;
