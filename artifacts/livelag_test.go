@@ -58,3 +58,36 @@ func TestALiveIndexAsFarBehindAsACaptureLeavesItIsUsedNotRebuilt(t *testing.T) {
 		require.Equal(t, want, got, name)
 	}
 }
+
+// TestALiveIndexsClaimedStrideDoesNotWidenWhatAReaderTakesIn: the bound
+// is the capture's, whatever stride an index's header gives. A header
+// claiming the largest stride (the job could have written it) with its
+// last record 5 MiB behind the log is stale: the page comes from a
+// rebuild, not from reading 5 MiB past the record on every page.
+func TestALiveIndexsClaimedStrideDoesNotWidenWhatAReaderTakesIn(t *testing.T) {
+	t.Parallel()
+	content := trickyText(8 << 20)
+	dir := t.TempDir()
+	full := filepath.Join(dir, "full.log")
+	wide := filepath.Join(dir, "wide.log")
+	_, recs, err := scanLog(bytesReader(content), maxStride, false)
+	require.NoError(t, err)
+	require.Len(t, recs, 8*recordSize)
+	for path, recs := range map[string][]byte{full: recs, wide: recs[:3*recordSize]} {
+		require.NoError(t, os.WriteFile(path, content, 0o600))
+		require.NoError(t, os.WriteFile(path+IndexSuffix, append(encodeHeader(maxStride), recs...), 0o600))
+	}
+	p := Page{Unit: UnitLines, Limit: 3}
+	unit, re, err := p.check()
+	require.NoError(t, err)
+	v, err := openView(Source{Path: wide})
+	require.NoError(t, err)
+	defer v.close()
+	_, err = v.read(unit, re, p)
+	require.ErrorIs(t, err, errStaleIndex, "%d bytes past the last record", len(content)-3*maxStride)
+	want, err := Read(Source{Path: full}, p)
+	require.NoError(t, err)
+	got, err := Read(Source{Path: wide}, p)
+	require.NoError(t, err)
+	require.Equal(t, want, got, "the rebuilt index serves the same page")
+}

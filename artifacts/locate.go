@@ -17,18 +17,18 @@ type totals struct {
 	newlines int64
 }
 
-// maxLastSegment bounds what a reader of a live log with index stride
-// stride accepts past the index's last record: as far as a capture's index
-// trails its log while it is written flat out. That is the checkpoints the
-// digester gathers before it appends them (one short of indexFlush's
-// worth, and the stride begun after them), the batch it is hashing, the
-// maxQueued batches waiting and the one the writer is filling: 3.5 MiB at
-// the default stride. Past that the capture's index has stopped (its
-// write failed), and one rebuild serves better than reading more on every
-// page.
-func maxLastSegment(stride int64) int64 {
-	return int64(indexFlush/recordSize)*stride + (maxQueued+2)*batchSize
-}
+// maxLastSegment bounds what a reader of a live log accepts past the
+// index's last record: as far as a capture's index trails its log while
+// it is written flat out. That is the checkpoints the digester gathers
+// before it appends them (one short of indexFlush's worth, and the stride
+// begun after them), the batch it is hashing, the maxQueued batches
+// waiting and the one the writer is filling: 3.5 MiB. Past that the
+// capture's index has stopped (its write failed), and one rebuild serves
+// better than reading more on every page. It is one figure, whatever
+// stride the index's header claims: a capture writes at defaultStride, and
+// a reader never reads a larger segment into memory because a header
+// (which the job itself could have written) says so.
+const maxLastSegment = int64(indexFlush/recordSize)*defaultStride + (maxQueued+2)*batchSize
 
 // span returns checkpoint i (-1: the origin) and the log's bytes from it to
 // checkpoint j, or to the end of the log as the view sees it when j is past
@@ -64,7 +64,7 @@ func (v *view) span(ix *index, i, j int64) (checkpoint, []byte, error) {
 				return checkpoint{}, nil, err
 			}
 		}
-		if v.size-last.pos > maxLastSegment(ix.stride) {
+		if v.size-last.pos > maxLastSegment {
 			return checkpoint{}, nil, fmt.Errorf("%w: %d bytes past the last record", errStaleIndex, v.size-last.pos)
 		}
 	}
