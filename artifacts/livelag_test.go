@@ -24,7 +24,7 @@ func TestALiveIndexAsFarBehindAsACaptureLeavesItIsUsedNotRebuilt(t *testing.T) {
 	dir := t.TempDir()
 	full := filepath.Join(dir, "full.log")
 	behind := filepath.Join(dir, "behind.log")
-	_, recs, err := scanLog(bytesReader(content), stride, false)
+	sum, recs, err := scanLog(bytesReader(content), stride, false)
 	require.NoError(t, err)
 	// Keep the records up to lag bytes before the end: the last kept one
 	// marks k*stride, with k the fewest that leave no more than lag.
@@ -36,11 +36,14 @@ func TestALiveIndexAsFarBehindAsACaptureLeavesItIsUsedNotRebuilt(t *testing.T) {
 	}
 	pages := map[string]Page{
 		"lines from the start": {Unit: UnitLines, Limit: 3},
-		"lines near the end":   {Unit: UnitLines, Offset: int64(len(content)) / int64(len(tricky)) * 6, Limit: 3},
+		"lines near the end":   {Unit: UnitLines, Offset: sum.Lines - 50, Limit: 3},
+		"the last lines":       {Unit: UnitLines, Offset: sum.Lines - 2},
 		"tail":                 {Unit: UnitLines, Tail: 4},
-		"chars":                {Unit: UnitChars, Offset: int64(len(content)) / 2, Limit: 100},
+		"chars":                {Unit: UnitChars, Offset: sum.Chars / 2, Limit: 100},
+		"chars near the end":   {Unit: UnitChars, Offset: sum.Chars - 1000, Limit: 100},
 		"bytes at the end":     {Unit: UnitBytes, Offset: int64(len(content)) - 100, Limit: 100},
 		"grep":                 {Unit: UnitLines, Offset: 5, Grep: "日本", MaxMatches: 2},
+		"grep near the end":    {Unit: UnitLines, Offset: sum.Lines - 40, Grep: "日本"},
 	}
 	for name, p := range pages {
 		want, err := Read(Source{Path: full}, p)
@@ -56,6 +59,7 @@ func TestALiveIndexAsFarBehindAsACaptureLeavesItIsUsedNotRebuilt(t *testing.T) {
 		require.NoError(t, err, "%s: the index %d bytes behind is not stale", name, int64(len(content))-k*stride)
 		require.False(t, rebuilt, "%s: the live log was rescanned", name)
 		require.Equal(t, want, got, name)
+		require.True(t, len(got.Text) > 0 || len(got.Matches) > 0, "%s: a page with something on it", name)
 	}
 }
 

@@ -31,8 +31,8 @@ type totals struct {
 const maxLastSegment = int64(indexFlush/recordSize)*defaultStride + (maxQueued+2)*batchSize
 
 // span returns checkpoint i (-1: the origin) and the log's bytes from it to
-// checkpoint j, or to the end of the log as the view sees it when j is past
-// the last record, with one read. Before anything trusts the checkpoints it
+// checkpoint j, or to the end of a final log when j is past the last record
+// (less than a stride), with one read. Before anything trusts the checkpoints it
 // checks them against those bytes: the bytes recorded before each must be
 // the log's, and the lines (and, for a view that counts characters, the
 // characters) between two must be what their counts say. The bytes are
@@ -54,19 +54,9 @@ func (v *view) span(ix *index, i, j int64) (checkpoint, []byte, error) {
 		}
 		end = cj.pos
 	} else if !v.final {
-		// A final index ends less than a stride before its log; a live one
-		// far behind (its writer failed, say) is better rebuilt once than
-		// read past on every page.
-		var last checkpoint
-		if ix.n > 0 {
-			var err error
-			if last, err = ix.record(ix.n - 1); err != nil {
-				return checkpoint{}, nil, err
-			}
-		}
-		if v.size-last.pos > maxLastSegment {
-			return checkpoint{}, nil, fmt.Errorf("%w: %d bytes past the last record", errStaleIndex, v.size-last.pos)
-		}
+		// The segment past a live index's last record is read a chunk at
+		// a time (lastRecord, eachChunk), never into one buffer.
+		return checkpoint{}, nil, fmt.Errorf("span to the end of a live log (%d bytes): read it with eachChunk", v.size)
 	}
 	if end < c.pos {
 		return checkpoint{}, nil, fmt.Errorf("%w: records %d and %d out of order", errStaleIndex, i, j)
@@ -122,29 +112,29 @@ func (v *view) totals() (totals, error) {
 	if err != nil {
 		return totals{}, err
 	}
-	c0, data, err := v.span(ix, ix.n-2, ix.n)
+	c, err := v.lastRecord(ix)
 	if err != nil {
 		return totals{}, err
 	}
-	c := c0
-	if ix.n > 0 {
-		if c, err = ix.record(ix.n - 1); err != nil {
-			return totals{}, err
+	t := totals{newlines: c.lines}
+	rc := runeCounter{chars: c.chars}
+	last := c.prev[prevLen-1]
+	err = v.eachChunk(c.pos, func(b []byte) bool {
+		t.newlines += int64(bytes.Count(b, newline))
+		if v.needChars {
+			rc.write(b)
 		}
+		last = b[len(b)-1]
+		return true
+	})
+	if err != nil {
+		return totals{}, err
 	}
-	b := data[c.pos-c0.pos:]
-	t := totals{newlines: c.lines + int64(bytes.Count(b, newline))}
 	if v.needChars {
-		rc := runeCounter{chars: c.chars}
-		rc.write(b)
 		t.chars = rc.chars
 		if v.final {
 			t.chars = rc.total()
 		}
-	}
-	last := c.prev[prevLen-1]
-	if len(b) > 0 {
-		last = b[len(b)-1]
 	}
 	t.lines = t.newlines
 	if v.size > 0 && last != '\n' {
@@ -163,6 +153,15 @@ func (v *view) charStart(target int64) (int64, error) {
 	i, err := ix.byChars(target)
 	if err != nil {
 		return 0, err
+	}
+	if i == ix.n-1 {
+		// Past the last record: a live log's trailing segment, read a
+		// chunk at a time.
+		c, err := v.lastRecord(ix)
+		if err != nil {
+			return 0, err
+		}
+		return v.charAfter(c, target-c.chars)
 	}
 	c, b, err := v.span(ix, i, i+1)
 	if err != nil {
@@ -189,6 +188,13 @@ func (v *view) lineStart(target int64) (int64, error) {
 	i, err := ix.byLines(target)
 	if err != nil {
 		return 0, err
+	}
+	if i == ix.n-1 {
+		c, err := v.lastRecord(ix)
+		if err != nil {
+			return 0, err
+		}
+		return v.lineAfter(c, target-c.lines)
 	}
 	c, b, err := v.span(ix, i, i+1)
 	if err != nil {
