@@ -90,8 +90,11 @@ func (v *view) grep(re *regexp.Regexp, res *Result, avail, limit int64, maxMatch
 			return err
 		}
 		sinceLines, sinceBytes = sinceLines+1, sinceBytes+len(acc)+1
-		text := decodeText(acc)
-		if re.MatchString(text) {
+		// Matching the bytes is matching the text decodeText makes of them
+		// (regexp reads an invalid byte as U+FFFD, as decodeText shows
+		// it), without a string per line scanned: only a match is decoded.
+		if re.Match(acc) {
+			text := decodeText(acc)
 			if textBytes+len(text) > MaxPageBytes && len(res.Matches) > 0 {
 				res.LimitCapped = true
 				break
