@@ -12,7 +12,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bgcmd/bgcmd"
-	"github.com/bgcmd/bgcmd/artifacts"
 	"github.com/bgcmd/bgcmd/internal/flock"
 	"github.com/bgcmd/bgcmd/internal/jobstore"
 	"github.com/bgcmd/bgcmd/policy"
@@ -192,7 +191,7 @@ func awaitDispatch(ctx context.Context, st *jobstore.Store, id string, kick <-ch
 // and kill call it; it is safe to call from many processes at once: no job
 // starts twice and no limit is exceeded.
 func (r *Runner) Dispatch(ctx context.Context) error {
-	return dispatch(ctx, r.store, r.jobsDir, r.holderAlive)
+	return dispatch(ctx, r.store, r.jobsDir, r.holderAlive, r.afterSettle)
 }
 
 // holderAlive reports whether the queued job's holder (its supervisor)
@@ -215,8 +214,11 @@ func holderAliveHere() func(*jobstore.Record) bool {
 }
 
 // dispatch runs one dispatch pass under the home's dispatch lock, then
-// wakes the holders of the jobs it started or settled.
-func dispatch(ctx context.Context, st *jobstore.Store, jobsDir string, holderAlive func(*jobstore.Record) bool) error {
+// wakes the holders of the jobs it started or settled, and calls
+// afterSettle for each job it settled: the caller's own way of running
+// hooks (a short command hands them to a detached supervisor, every
+// process runs them under its reaper), never one of its own.
+func dispatch(ctx context.Context, st *jobstore.Store, jobsDir string, holderAlive func(*jobstore.Record) bool, afterSettle func(id string)) error {
 	has, err := st.HasQueued(ctx)
 	if err != nil || !has {
 		return err
@@ -239,7 +241,7 @@ func dispatch(ctx context.Context, st *jobstore.Store, jobsDir string, holderAli
 	for _, rec := range res.Settled {
 		wakeJob(wakeDirOf(st), rec.ID)
 		os.RemoveAll(jobDirIn(jobsDir, rec.ID))
-		afterSettle(st, artifactsFor(jobsDir), jobsDir, rec.ID, nil)
+		afterSettle(rec.ID)
 	}
 	if len(res.Started) > 0 {
 		notifyEvents(st)
@@ -311,10 +313,6 @@ func dedupe(ids []string) []string {
 }
 
 func jobDirIn(jobsDir, id string) string { return filepath.Join(jobsDir, id) }
-
-func artifactsFor(jobsDir string) *artifacts.Store {
-	return &artifacts.Store{Dir: filepath.Join(filepath.Dir(jobsDir), "artifacts")}
-}
 
 func lockFile(jobsDir, name string) (func(), error) {
 	return flock.Lock(filepath.Join(jobsDir, name), true)

@@ -134,7 +134,10 @@ func (s *supervisor) settle(ctx context.Context, out *outcome, streams map[bgcmd
 	}
 	// A slot is free and a dependency settled: start what is due.
 	if after == nil || after.Queued {
-		_ = dispatch(ctx, s.store, filepath.Dir(s.dir), holderAliveHere())
+		jobsDir := filepath.Dir(s.dir)
+		_ = dispatch(ctx, s.store, jobsDir, holderAliveHere(), func(id string) {
+			afterSettle(s.store, s.arts, jobsDir, id, s.hookReaper())
+		})
 	}
 }
 
