@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -26,6 +28,11 @@ func (e *sqlWriteError) Unwrap() error { return e.err }
 
 // defaultSQLTimeout bounds a query unless --timeout says otherwise.
 const defaultSQLTimeout = 30 * time.Second
+
+// sqlWatchdogGrace is how long past --timeout the watchdog of bgcmd sql
+// waits before it ends the process: SQLite's own interrupt, when it
+// covers the query, ends it first and says so the same way.
+const sqlWatchdogGrace = 500 * time.Millisecond
 
 // sqlWritesHint is what a user whose ad-hoc query would write does
 // instead: each change to the history has its own command.
@@ -44,7 +51,7 @@ func newSQLCmd(g *globals) *cobra.Command {
 itself refuses any write, ATTACH, VACUUM INTO or pragma that sets a value
 (exit 2, "read-only"), whatever the statement looks like; pragmas that only
 read (table_info, user_version, ...) pass. A query runs for at most
---timeout (default 30s), then SQLite interrupts it (exit 1). On PostgreSQL
+--timeout (default 30s), then it is interrupted (exit 1). On PostgreSQL
 (--db, BGCMD_DB) the query is one statement in a READ ONLY transaction of a
 read-only session with statement_timeout set from --timeout: the server
 refuses any write (exit 2, "read-only") and stops a query past its time.
@@ -94,11 +101,32 @@ null in JSON. Several arguments are joined with spaces.`,
 			default:
 				w = &tableWriter{w: out, errw: cmd.ErrOrStderr(), style: styleFor(out), width: termWidth(out)}
 			}
+			var mu sync.Mutex // held while a row is written, so the watchdog cuts none
+			timedOut := func() string {
+				return fmt.Sprintf("sql: the query ran past its time limit of %s and was interrupted; "+
+					"narrow it (WHERE, LIMIT) or raise --timeout", limit)
+			}
+			// SQLite's interrupt covers a query until its first row: a scan
+			// after that (a row at once, then none for hours) would go on
+			// past --timeout. The watchdog ends the process instead; its
+			// connection only reads, so nothing is left half done.
+			watchdog := time.AfterFunc(limit+sqlWatchdogGrace, func() {
+				mu.Lock()
+				_ = w.flush()
+				fmt.Fprintln(cmd.ErrOrStderr(), "bgcmd: "+timedOut())
+				os.Exit(exitRuntime)
+			})
+			defer watchdog.Stop()
+			locked := func(f func() error) error {
+				mu.Lock()
+				defer mu.Unlock()
+				return wrapWrite(f())
+			}
 			err = st.Query(ctx, strings.Join(args, " "),
-				func(cols []string) error { return wrapWrite(w.columns(cols)) },
-				func(r jobstore.QueryRow) error { return wrapWrite(w.row(r)) })
+				func(cols []string) error { return locked(func() error { return w.columns(cols) }) },
+				func(r jobstore.QueryRow) error { return locked(func() error { return w.row(r) }) })
 			if err == nil {
-				err = wrapWrite(w.flush())
+				err = locked(w.flush)
 			}
 			var we *sqlWriteError
 			switch {
@@ -110,8 +138,7 @@ null in JSON. Several arguments are joined with spaces.`,
 			case cmd.Context().Err() != nil:
 				return err
 			case errors.Is(ctx.Err(), context.DeadlineExceeded):
-				return fmt.Errorf("sql: the query ran past its time limit of %s and was interrupted; "+
-					"narrow it (WHERE, LIMIT) or raise --timeout", limit)
+				return errors.New(timedOut())
 			}
 			return &usageError{err}
 		},
