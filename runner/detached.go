@@ -78,6 +78,12 @@ type spec struct {
 	// looks for no hook to run. A host that omits it (false) leaves the
 	// supervisor to look, as before.
 	Hookless bool `json:"hookless,omitempty"`
+	// Checked, for a queued job, is the job as the host's policy checked
+	// it when it was queued, and PolicyFile the file that policy came
+	// from: the supervisor that holds the job starts it only as checked,
+	// and only if the policy there allows it still (queuedCheck).
+	Checked    *specJob `json:"checked,omitempty"`
+	PolicyFile string   `json:"policy_file,omitempty"`
 	// Hooks, instead of a job, are the jobs whose on_settle hooks the
 	// supervisor is to run: jobs the host settled, whose hooks it hands
 	// off rather than wait for (see Runner.handsOffHooks). The supervisor
@@ -155,7 +161,11 @@ func (r *Runner) prepareSupervisor(id string) (*supProc, *os.File, error) {
 func (r *Runner) handOver(ctx context.Context, job *bgcmd.Job, p *supProc, logf *os.File, env []string, cwd *os.File) error {
 	defer logf.Close()
 	sp := spec{Home: r.home, DBPath: r.store.Path(), JobID: job.ID, Env: env,
-		HostPID: job.SupervisorPID, HostStart: job.SupervisorStart, Cgroup: r.cgroupRoot(), ReadyLog: r.transient}
+		HostPID: job.SupervisorPID, HostStart: job.SupervisorStart, Cgroup: r.cgroupRoot(), ReadyLog: r.transient,
+		Checked: newSpecJob(job)}
+	if r.policy != nil {
+		sp.PolicyFile = r.policy.File
+	}
 	p, rr, err := r.sendSpec(p, logf, cwd, func(*supProc) *spec { return &sp }, nil)
 	if p == nil {
 		return r.failDetached(ctx, job, err)

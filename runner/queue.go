@@ -146,7 +146,9 @@ func (r *Runner) holdInProcess(job *bgcmd.Job, env []string, cwd *os.File) error
 			close(sup.done)
 			return
 		}
+		q := &queuedCheck{checked: job, pol: r.policy, cwd: held}
 		sup.job = &rec.Job
+		sup.precheck = func() error { return q.check(sup.job) }
 		sup.run()
 	}()
 	return nil

@@ -47,9 +47,12 @@ type supervisor struct {
 	store *jobstore.Store
 	arts  *artifacts.Store
 	job   *bgcmd.Job
-	dir   string
-	env   []string
-	now   func() time.Time
+	// precheck, when set, runs before the child is spawned; its error
+	// settles the job start_failed instead (a queued job's queuedCheck).
+	precheck func() error
+	dir      string
+	env      []string
+	now      func() time.Time
 	// cwd is the job's checked working directory, open: the child starts
 	// in it, never in the path again. Its owner closes it once started
 	// receives.
@@ -218,7 +221,13 @@ func (s *supervisor) supervise(ctx context.Context) (*supervised, error) {
 		}
 	}
 	var p jobProc
-	startErr := closeInheritedOnExec()
+	var startErr error
+	if s.precheck != nil {
+		startErr = s.precheck()
+	}
+	if startErr == nil {
+		startErr = closeInheritedOnExec()
+	}
 	if startErr == nil {
 		p, startErr = s.start(cmd)
 	}

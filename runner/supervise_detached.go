@@ -304,7 +304,16 @@ func (ds *detachedSupervisor) serve(ctx context.Context, statusF *os.File) (agai
 		}
 		job = &rec.Job
 	}
+	var precheck func() error
+	if !sp.Unrecorded {
+		q := &queuedCheck{policyFile: sp.PolicyFile, cwd: cwdF}
+		if sp.Checked != nil {
+			q.checked = sp.Checked.job()
+		}
+		precheck = func() error { return q.check(job) }
+	}
 	sup := &supervisor{
+		precheck:    precheck,
 		threadWaits: true, // one job: nothing else of this process waits in the poller
 		arts:        &artifacts.Store{Dir: filepath.Join(sp.Home, "artifacts")},
 		job:         job, dir: filepath.Join(sp.Home, "jobs", sp.JobID), env: sp.Env, now: time.Now,
