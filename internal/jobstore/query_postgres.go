@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
+	"strings"
 	"time"
+	"unicode"
 )
 
 // The PostgreSQL error codes (SQLSTATE) the store tells apart.
@@ -42,6 +44,10 @@ func (s *Store) queryPostgres(ctx context.Context, query string, columns func([]
 	defer conn.Close()
 	// The connection is discarded, never returned to the pool.
 	defer conn.Raw(func(any) error { return driver.ErrBadConn })
+	if kind := leadingKeyword(query); !pgQueryKinds[kind] {
+		return fmt.Errorf("query: %w: PostgreSQL runs a query here (SELECT, WITH, VALUES, TABLE, EXPLAIN or SHOW), not %s: "+
+			"a READ ONLY transaction lets COPY write the server's files and run its programs", ErrQueryWrites, orWhat(kind))
+	}
 	raw := withRawSQL(ctx)
 	tx, err := conn.BeginTx(raw, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
@@ -62,4 +68,63 @@ func (s *Store) queryPostgres(ctx context.Context, query string, columns func([]
 		return queryError(err)
 	}
 	return scanQuery(rows, columns, row)
+}
+
+// pgQueryKinds are the statements an ad-hoc query may begin with on
+// PostgreSQL: those that only compute rows. A READ ONLY transaction
+// refuses writes to tables but not what acts outside the database (COPY
+// to a server file or program) or outside the transaction (CALL, DO).
+var pgQueryKinds = map[string]bool{"select": true, "with": true, "values": true, "table": true, "explain": true, "show": true}
+
+// leadingKeyword returns, lowercased, the first word of query after any
+// white space, comments (-- to the line's end, and /* */, nested as
+// PostgreSQL nests them) and opening parentheses; "" when there is none.
+func leadingKeyword(query string) string {
+	s := query
+	for {
+		s = strings.TrimLeft(s, " \t\r\n\f\v(")
+		switch {
+		case strings.HasPrefix(s, "--"):
+			i := strings.IndexByte(s, '\n')
+			if i < 0 {
+				return ""
+			}
+			s = s[i+1:]
+		case strings.HasPrefix(s, "/*"):
+			depth, i := 0, 0
+			for i < len(s) {
+				switch {
+				case strings.HasPrefix(s[i:], "/*"):
+					depth, i = depth+1, i+2
+				case strings.HasPrefix(s[i:], "*/"):
+					depth, i = depth-1, i+2
+				default:
+					i++
+				}
+				if depth == 0 {
+					break
+				}
+			}
+			if depth != 0 {
+				return ""
+			}
+			s = s[i:]
+		default:
+			end := strings.IndexFunc(s, func(r rune) bool {
+				return !(r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r))
+			})
+			if end < 0 {
+				end = len(s)
+			}
+			return strings.ToLower(s[:end])
+		}
+	}
+}
+
+// orWhat names a statement kind in a refusal.
+func orWhat(kind string) string {
+	if kind == "" {
+		return "a statement without a keyword"
+	}
+	return strings.ToUpper(kind)
 }
