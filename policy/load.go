@@ -30,13 +30,14 @@ const (
 	keyOnSettle       = "on_settle"
 	keyOnSettleTime   = "on_settle_timeout"
 	keyMaxRunning     = "max_running"
+	keyMaxQueued      = "max_queued"
 	keyGroups         = "groups"
 	keyMaxMemory      = "max_memory"
 	keyMaxProcesses   = "max_processes"
 )
 
 // knownKeys lists the policy file keys, sorted.
-var knownKeys = []string{keyAllowed, keyAllowedEnv, keyCgroup, keyCwdRoot, keyDefaultTimeout, keyDeniedEnv, keyGroups, keyKillGrace, keyMaxMemory, keyMaxOutputBytes, keyMaxProcesses, keyMaxRunning, keyMaxTimeout, keyOnSettle, keyOnSettleTime, keyPath}
+var knownKeys = []string{keyAllowed, keyAllowedEnv, keyCgroup, keyCwdRoot, keyDefaultTimeout, keyDeniedEnv, keyGroups, keyKillGrace, keyMaxMemory, keyMaxOutputBytes, keyMaxProcesses, keyMaxQueued, keyMaxRunning, keyMaxTimeout, keyOnSettle, keyOnSettleTime, keyPath}
 
 // LoadError is a policy file that cannot be used. It names the file and,
 // when known, the key and the 1-based line.
@@ -170,6 +171,7 @@ func Parse(name string, data []byte) (*Policy, error) {
 		OnSettle:           d.OnSettle.list,
 		OnSettleTimeout:    time.Duration(d.OnSettleTimeout),
 		MaxRunning:         int(d.MaxRunning),
+		MaxQueued:          int(d.MaxQueued),
 		MaxMemory:          int64(d.MaxMemory),
 		MaxProcesses:       int(d.MaxProcesses),
 	}
@@ -206,6 +208,7 @@ type document struct {
 	OnSettle           stringList      `toml:"on_settle"`
 	OnSettleTimeout    durationValue   `toml:"on_settle_timeout"`
 	MaxRunning         runningLimit    `toml:"max_running"`
+	MaxQueued          queueLimit      `toml:"max_queued"`
 	Groups             groupsValue     `toml:"groups"`
 	MaxMemory          memorySize      `toml:"max_memory"`
 	MaxProcesses       processCount    `toml:"max_processes"`

@@ -302,7 +302,7 @@ func TestParseUsesTheGivenName(t *testing.T) {
 	t.Parallel()
 	_, err := policy.Parse("inline policy", []byte("bogus = 1\n"))
 	require.EqualError(t, err, "inline policy:1: key bogus: unknown key (known keys: "+
-		"allowed_executables, allowed_env, cgroup, cwd_root, default_timeout, denied_env, groups, kill_grace, max_memory, max_output_bytes, max_processes, max_running, max_timeout, on_settle, on_settle_timeout, path)")
+		"allowed_executables, allowed_env, cgroup, cwd_root, default_timeout, denied_env, groups, kill_grace, max_memory, max_output_bytes, max_processes, max_queued, max_running, max_timeout, on_settle, on_settle_timeout, path)")
 }
 
 func TestLoadMissingFile(t *testing.T) {

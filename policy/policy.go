@@ -22,6 +22,9 @@ const (
 	// StandardOnSettleTimeout bounds an on_settle hook when
 	// Policy.OnSettleTimeout is 0.
 	StandardOnSettleTimeout = 10 * time.Second
+	// StandardMaxQueued bounds a session's queued jobs on a host when
+	// Policy.MaxQueued is 0: each waits in a supervisor process of its own.
+	StandardMaxQueued = 100
 )
 
 // Policy is what a start must satisfy before anything is spawned. The zero
@@ -94,6 +97,11 @@ type Policy struct {
 	// MaxRunning bounds the running jobs of each session on this host; a
 	// start beyond it is queued until a slot frees. 0 means no limit.
 	MaxRunning int
+	// MaxQueued bounds the jobs of each session waiting in the queue on
+	// this host (each is held by a process until it starts); a start that
+	// would queue beyond it is refused with CodeQueueFull. 0 means
+	// StandardMaxQueued.
+	MaxQueued int
 	// MaxMemory, when set, is each job's memory limit in bytes (memory.max
 	// of its cgroup, which the kernel enforces by killing the job) and the
 	// ceiling of a per-start one. It needs Cgroup. 0: no limit unless a
@@ -335,4 +343,13 @@ func vetoed(err error) *Refusal {
 		Hint:    "the host's policy hook refused this command; change the command or ask the operator",
 		Err:     err,
 	}
+}
+
+// QueueBound is the most jobs of a session p lets wait in the queue on a
+// host: MaxQueued, or StandardMaxQueued.
+func (p *Policy) QueueBound() int {
+	if p == nil || p.MaxQueued <= 0 {
+		return StandardMaxQueued
+	}
+	return p.MaxQueued
 }

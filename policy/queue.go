@@ -70,6 +70,23 @@ func runningLimitOf(v any, name string) (int, error) {
 	return int(n), nil
 }
 
+// queueLimit is an optional max_queued: 1 up to 1<<20 jobs (absent:
+// StandardMaxQueued).
+type queueLimit int
+
+// UnmarshalTOML checks that v is an integer in range.
+func (n *queueLimit) UnmarshalTOML(v any) error {
+	i, ok := v.(int64)
+	if !ok {
+		return fmt.Errorf("%s must be an integer number of jobs, not %s", keyMaxQueued, tomlType(v))
+	}
+	if i < 1 || i > 1<<20 {
+		return fmt.Errorf("%s = %d: use 1 up to %d (leave it out for %d)", keyMaxQueued, i, 1<<20, StandardMaxQueued)
+	}
+	*n = queueLimit(i)
+	return nil
+}
+
 // groupsValue is the optional [groups.NAME] tables, each holding only
 // max_running.
 type groupsValue map[string]Group

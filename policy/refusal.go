@@ -54,6 +54,9 @@ const (
 	// CodeBadDependency: an --after job is unknown, belongs to another
 	// session, or would close a dependency cycle.
 	CodeBadDependency Code = "bad_dependency"
+	// CodeQueueFull: the start would be queued, and the session already
+	// has the policy's max_queued jobs waiting on this host.
+	CodeQueueFull Code = "queue_full"
 )
 
 // Refusal is the error Check returns when the policy refuses a start. Message

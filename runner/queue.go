@@ -57,6 +57,7 @@ func (r *Runner) queueing(ctx context.Context, session string, argv []string, o 
 	if err := policy.CheckGroup(r.policy, o.Group); err != nil {
 		return lim, false, r.recordRefusal(ctx, session, argv, o.Cwd, err)
 	}
+	lim.Queued = r.policy.QueueBound()
 	if r.policy != nil {
 		lim.Session = r.policy.MaxRunning
 		if o.Group != "" {
@@ -93,6 +94,11 @@ func (r *Runner) enqueue(ctx context.Context, job *bgcmd.Job, o StartOptions, en
 		if errors.Is(err, jobstore.ErrBadDependency) {
 			ref := &policy.Refusal{Code: policy.CodeBadDependency, Message: err.Error(),
 				Hint: "name jobs of this session that exist (bgcmd list), with no cycle", Err: err}
+			return nil, r.recordRefusal(ctx, job.Session, job.Argv, o.Cwd, ref)
+		}
+		if errors.Is(err, jobstore.ErrQueueFull) {
+			ref := &policy.Refusal{Code: policy.CodeQueueFull, Message: err.Error(),
+				Hint: "wait for queued jobs to start (bgcmd list --state queued), kill some, or raise max_queued in the policy", Err: err}
 			return nil, r.recordRefusal(ctx, job.Session, job.Argv, o.Cwd, ref)
 		}
 		return nil, fmt.Errorf("start: %w", err)

@@ -100,6 +100,7 @@ func BenchmarkQueueSlotHandoff(b *testing.B) {
 func BenchmarkQueueThroughputGroup4(b *testing.B) {
 	e := benchEnv(b, false, "/bin/true")
 	e.policy.Groups = map[string]policy.Group{"four": {MaxRunning: 4}}
+	e.policy.MaxQueued = 1 << 20 // b.N jobs wait at once
 	ctx := context.Background()
 	b.ResetTimer()
 	start := time.Now()

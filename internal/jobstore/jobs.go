@@ -93,6 +93,9 @@ func insertJob(ctx context.Context, tx wtx, j *bgcmd.Job, lim QueueLimits) error
 		if err := checkDependencies(ctx, tx, j); err != nil {
 			return err
 		}
+		if err := checkQueueRoom(ctx, tx, j, lim.Queued); err != nil {
+			return err
+		}
 	}
 	argv, names := mustJSON(j.Argv), mustJSON(envNames)
 	_, err := tx.ExecContext(ctx, insertJobSQL,

@@ -20,7 +20,14 @@ type QueueLimits struct {
 	Session int
 	// Group bounds the running jobs of the job's group on this host.
 	Group int
+	// Queued, when positive, bounds the jobs of the job's session queued
+	// on this host: CreateQueued refuses one more with ErrQueueFull.
+	Queued int
 }
+
+// ErrQueueFull is wrapped by CreateQueued when the session already has
+// QueueLimits.Queued jobs queued on this host.
+var ErrQueueFull = errors.New("queue full")
 
 // ErrBadDependency is wrapped by CreateQueued when an --after job is
 // unknown, belongs to another session, or would close a cycle.
@@ -365,4 +372,23 @@ func unmarshalStrings(s string, dst *[]string) error {
 		return nil
 	}
 	return json.Unmarshal([]byte(s), dst)
+}
+
+// checkQueueRoom refuses j, about to be queued, when its session already
+// has limit jobs queued on its host (none: limit 0). It counts in the
+// write transaction that queues j, so starts at once from many processes
+// never pass the limit together.
+func checkQueueRoom(ctx context.Context, tx wtx, j *bgcmd.Job, limit int) error {
+	if limit <= 0 {
+		return nil
+	}
+	var n int
+	if err := tx.GetContext(ctx, &n, `SELECT COUNT(*) FROM jobs WHERE state = 'queued' AND host_id = ? AND session = ?`,
+		j.HostID, j.Session); err != nil {
+		return err
+	}
+	if n >= limit {
+		return fmt.Errorf("session %s already has %d jobs queued on this host, the policy's max_queued: %w", j.Session, n, ErrQueueFull)
+	}
+	return nil
 }
