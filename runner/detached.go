@@ -84,6 +84,9 @@ type spec struct {
 	// and only if the policy there allows it still (queuedCheck).
 	Checked    *specJob `json:"checked,omitempty"`
 	PolicyFile string   `json:"policy_file,omitempty"`
+	// Hook is the on_settle hook of the host's policy: the only hook the
+	// supervisor runs, for its job or for those of Hooks (nil: none).
+	Hook *hookRule `json:"hook,omitempty"`
 	// Hooks, instead of a job, are the jobs whose on_settle hooks the
 	// supervisor is to run: jobs the host settled, whose hooks it hands
 	// off rather than wait for (see Runner.handsOffHooks). The supervisor
@@ -162,7 +165,7 @@ func (r *Runner) handOver(ctx context.Context, job *bgcmd.Job, p *supProc, logf 
 	defer logf.Close()
 	sp := spec{Home: r.home, DBPath: r.store.Path(), JobID: job.ID, Env: env,
 		HostPID: job.SupervisorPID, HostStart: job.SupervisorStart, Cgroup: r.cgroupRoot(), ReadyLog: r.transient,
-		Checked: newSpecJob(job)}
+		Checked: newSpecJob(job), Hook: r.hookRule()}
 	if r.policy != nil {
 		sp.PolicyFile = r.policy.File
 	}
@@ -243,7 +246,7 @@ func (r *Runner) startDetached(ctx context.Context, job *bgcmd.Job, p *supProc, 
 		job.SupervisorPID, job.SupervisorStart = p.pid, p.start
 		return &spec{Home: r.home, DBPath: r.store.Path(), JobID: job.ID, Env: env,
 			HostPID: p.pid, HostStart: p.start, Cgroup: r.cgroupRoot(), Job: newSpecJob(job), Unrecorded: true,
-			Return: back, Hookless: !r.storesSettleHooks(), ReadyLog: r.transient && !back}
+			Return: back, Hookless: !r.storesSettleHooks(), ReadyLog: r.transient && !back, Hook: r.hookRule()}
 	}
 	// The create's statements compile while the supervisor takes the job.
 	prepare := func() { _ = r.store.Prepare(ctx, jobstore.BeginCreateWrites) } // a failure is the create's to report

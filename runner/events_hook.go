@@ -16,7 +16,6 @@ import (
 	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/artifacts"
 	"github.com/bgcmd/bgcmd/internal/jobstore"
-	"github.com/bgcmd/bgcmd/policy"
 )
 
 // pendingHooks counts the on_settle hooks running in this process: a
@@ -82,16 +81,7 @@ func (r *Runner) afterCreate(ctx context.Context, job *bgcmd.Job) (hooked bool, 
 	if !r.storesSettleHooks() {
 		return false, nil
 	}
-	timeout := r.policy.OnSettleTimeout
-	if timeout <= 0 {
-		timeout = policy.StandardOnSettleTimeout
-	}
-	path := r.policy.Path
-	if path == "" {
-		path = policy.StandardPath
-	}
-	err = r.store.AddSettleHook(ctx, jobstore.SettleHook{JobID: job.ID, Argv: r.policy.OnSettle,
-		SearchPath: path, Timeout: timeout})
+	err = r.store.AddSettleHook(ctx, r.hookRule().row(job.ID))
 	if err != nil {
 		_, _ = r.store.Settle(context.WithoutCancel(ctx), jobstore.SettleParams{ID: job.ID,
 			To: bgcmd.StateStartFailed, Error: err.Error()})
@@ -104,13 +94,14 @@ func (r *Runner) afterCreate(ctx context.Context, job *bgcmd.Job) (hooked bool, 
 // afterSettle runs once a job's terminal transition has committed, in the
 // process that wrote it: it wakes the event feed's watchers at once, then
 // starts the job's on_settle hook, if it has one and nobody has claimed it,
-// in the background (pendingHooks counts it), under hr when not nil.
-func afterSettle(st *jobstore.Store, arts *artifacts.Store, jobsDir, id string, hr *hookReaper) {
+// in the background (pendingHooks counts it), under hr when not nil, if its
+// row names rule's hook.
+func afterSettle(st *jobstore.Store, arts *artifacts.Store, jobsDir, id string, hr *hookReaper, rule *hookRule) {
 	notifyEvents(st)
 	pendingHooks.Add(1)
 	go func() {
 		defer pendingHooks.Done()
-		_ = runSettleHook(context.Background(), st, arts, jobsDir, id, hr)
+		_ = runSettleHook(context.Background(), st, arts, jobsDir, id, hr, rule)
 	}()
 }
 
@@ -121,11 +112,16 @@ func afterSettle(st *jobstore.Store, arts *artifacts.Store, jobsDir, id string, 
 // its timeout, after which its process group is killed. Under hr (when
 // not nil) its reaper also kills whatever it left running once it ends.
 // The outcome is recorded in hook_runs; the job's state is never touched.
-func runSettleHook(ctx context.Context, st *jobstore.Store, arts *artifacts.Store, jobsDir, id string, hr *hookReaper) error {
+// A row that does not name rule's hook is recorded as not started and not
+// run (see hookRule).
+func runSettleHook(ctx context.Context, st *jobstore.Store, arts *artifacts.Store, jobsDir, id string, hr *hookReaper, rule *hookRule) error {
 	host, _ := os.Hostname()
 	hook, ok, err := st.ClaimSettleHook(ctx, id, host+":"+strconv.Itoa(os.Getpid()))
 	if err != nil || !ok {
 		return err
+	}
+	if why := rule.refuses(hook); why != "" {
+		return st.FinishSettleHook(ctx, id, jobstore.HookStartFailed, nil, why)
 	}
 	view := &Runner{store: st, arts: arts, jobsDir: jobsDir, now: st.Now}
 	rec, err := st.Get(ctx, id)

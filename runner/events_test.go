@@ -214,6 +214,7 @@ func TestOnSettleHookRunsWhenReconcileSettlesAKilledSupervisorsJob(t *testing.T)
 func TestOnSettleHookOfASettlerThatDiedBeforeRunningItRunsAtReconcile(t *testing.T) {
 	t.Parallel()
 	e, log, _ := hookEnv(t, false, "0")
+	e.policy.Path = "/usr/bin:/bin" // the row below is the policy's hook
 	ctx := context.Background()
 	// A settler that committed the settle and died before claiming the
 	// hook: its pid is gone.

@@ -33,7 +33,7 @@ func (r *Runner) handsOffHooks() bool { return r.detached && !r.keepSpare }
 // detached supervisor (handsOffHooks).
 func (r *Runner) afterSettle(id string) {
 	if !r.handsOffHooks() {
-		afterSettle(r.store, r.arts, r.jobsDir, id, r.hookReaper())
+		afterSettle(r.store, r.arts, r.jobsDir, id, r.hookReaper(), r.hookRule())
 		return
 	}
 	notifyEvents(r.store)
@@ -61,7 +61,7 @@ func (r *Runner) startHooks(ctx context.Context, ids []string) {
 		pendingHooks.Add(1)
 		go func() {
 			defer pendingHooks.Done()
-			_ = runSettleHook(context.WithoutCancel(ctx), r.store, r.arts, r.jobsDir, id, hr)
+			_ = runSettleHook(context.WithoutCancel(ctx), r.store, r.arts, r.jobsDir, id, hr, r.hookRule())
 		}()
 	}
 }
@@ -86,7 +86,7 @@ func (r *Runner) handOffHooks(ctx context.Context, ids []string) error {
 	if err != nil {
 		return fmt.Errorf("start a supervisor for them: %w", err)
 	}
-	sp := spec{Home: r.home, DBPath: r.store.Path(), Hooks: ids}
+	sp := spec{Home: r.home, DBPath: r.store.Path(), Hooks: ids, Hook: r.hookRule()}
 	p, rr, err := r.sendSpec(p, devNull, root, func(*supProc) *spec { return &sp }, nil)
 	if p == nil {
 		return err
@@ -122,7 +122,7 @@ func (ds *detachedSupervisor) runHooks(ctx context.Context, sp *spec, report fun
 		pendingHooks.Add(1)
 		go func() {
 			defer pendingHooks.Done()
-			_ = runSettleHook(ctx, ds.st, arts, jobsDir, id, nil)
+			_ = runSettleHook(ctx, ds.st, arts, jobsDir, id, nil, sp.Hook)
 		}()
 	}
 	pendingHooks.Wait()

@@ -28,6 +28,12 @@ type Options struct {
 	Store *jobstore.Store
 	// Policy checks every start; nil refuses every start.
 	Policy *policy.Policy
+	// HookPolicy, when Policy is nil, gives the policy whose on_settle
+	// hook is the only one this runner runs for the jobs it settles
+	// (reconcile, kill, a queue's dispatch): a command that starts
+	// nothing loads its policy only when a hook is due. nil (and a nil
+	// policy) runs no hook but records why.
+	HookPolicy func() *policy.Policy
 	// Detached runs each supervisor as its own process (the bgcmd binary
 	// re-executed with SuperviseCommand) so commands outlive the host.
 	// False supervises in a goroutine of this process.
@@ -119,13 +125,17 @@ type Runner struct {
 	jobsDir  string
 	arts     *artifacts.Store
 	policy   *policy.Policy
-	detached bool
-	binary   string
-	session  string
-	now      func() time.Time
-	boot     string
-	selfPID  int
-	selfTime int64
+	// hookPolicy is Options.HookPolicy, called once (hookRule).
+	hookPolicy     func() *policy.Policy
+	hookPolicyOnce sync.Once
+	hookPolicyGot  *policy.Policy
+	detached       bool
+	binary         string
+	session        string
+	now            func() time.Time
+	boot           string
+	selfPID        int
+	selfTime       int64
 	// digests keeps executables' sha256 across this home's processes.
 	digests exeDigests
 
@@ -226,7 +236,7 @@ func newRunner(ctx context.Context, home string, opts Options) (*Runner, error) 
 		store: opts.Store, home: home, jobsDir: filepath.Join(home, "jobs"),
 		digests: exeDigests{path: filepath.Join(home, digestsFile), racy: racyWindow},
 		arts:    &artifacts.Store{Dir: filepath.Join(home, "artifacts")},
-		policy:  opts.Policy, detached: opts.Detached, binary: opts.Binary,
+		policy:  opts.Policy, detached: opts.Detached, binary: opts.Binary, hookPolicy: opts.HookPolicy,
 		session: opts.Session, now: opts.Now, boot: bootID(), keepSpare: opts.Spare && opts.Detached,
 		transient: opts.Transient, selfPID: os.Getpid(), live: map[string]*supervisor{}, workers: newWorkers(),
 	}

@@ -117,7 +117,7 @@ func (s *supervisor) settle(ctx context.Context, out *outcome, streams map[bgcmd
 		if s.hookless {
 			notifyEvents(s.store)
 		} else {
-			afterSettle(s.store, s.arts, filepath.Dir(s.dir), s.job.ID, s.hookReaper())
+			afterSettle(s.store, s.arts, filepath.Dir(s.dir), s.job.ID, s.hookReaper(), s.hookRule)
 		}
 	}
 	if err == nil && banked {
@@ -136,7 +136,7 @@ func (s *supervisor) settle(ctx context.Context, out *outcome, streams map[bgcmd
 	if after == nil || after.Queued {
 		jobsDir := filepath.Dir(s.dir)
 		_ = dispatch(ctx, s.store, jobsDir, holderAliveHere(), func(id string) {
-			afterSettle(s.store, s.arts, jobsDir, id, s.hookReaper())
+			afterSettle(s.store, s.arts, jobsDir, id, s.hookReaper(), s.hookRule)
 		})
 	}
 }

@@ -50,6 +50,9 @@ type supervisor struct {
 	// precheck, when set, runs before the child is spawned; its error
 	// settles the job start_failed instead (a queued job's queuedCheck).
 	precheck func() error
+	// hookRule is the on_settle hook of the policy the job started under
+	// here: the only hook this supervisor runs (nil: none).
+	hookRule *hookRule
 	dir      string
 	env      []string
 	now      func() time.Time
@@ -140,7 +143,7 @@ func (r *Runner) newSupervisor(job *bgcmd.Job, env []string) *supervisor {
 		store: r.store, arts: r.arts, job: job, dir: r.jobDir(job.ID), env: env, now: r.now, killPoll: r.killPoll,
 		started: make(chan error, 1), kick: make(chan struct{}, 1), done: make(chan struct{}),
 		containment: r.inProcessContainment(), binary: r.reaperBinary(), reapers: &r.reapers, cgroupRoot: r.cgroupRoot(),
-		workers: r.workers, procWake: r.processWake(),
+		workers: r.workers, procWake: r.processWake(), hookRule: r.hookRule(),
 	}
 }
 

@@ -314,6 +314,7 @@ func (ds *detachedSupervisor) serve(ctx context.Context, statusF *os.File) (agai
 	}
 	sup := &supervisor{
 		precheck:    precheck,
+		hookRule:    sp.Hook,
 		threadWaits: true, // one job: nothing else of this process waits in the poller
 		arts:        &artifacts.Store{Dir: filepath.Join(sp.Home, "artifacts")},
 		job:         job, dir: filepath.Join(sp.Home, "jobs", sp.JobID), env: sp.Env, now: time.Now,

@@ -80,7 +80,14 @@ func (g *globals) open(ctx context.Context, home string, pol *policy.Policy, ski
 		pre.Close()
 		return nil, err
 	}
-	a.runner, err = runner.New(ctx, runner.Options{Store: a.store, Home: home, Policy: pol,
+	// A command that starts nothing still settles jobs (reconcile, kill, a
+	// dispatch) and so runs their hooks: only the policy's own, loaded when
+	// one is due. A policy that does not load runs none (each says why).
+	hookPolicy := func() *policy.Policy {
+		p, _, _ := g.loadPolicy(home)
+		return p
+	}
+	a.runner, err = runner.New(ctx, runner.Options{Store: a.store, Home: home, Policy: pol, HookPolicy: hookPolicy,
 		Detached: true, Binary: bin, Session: a.session, SkipReconcile: skipReconcile, Spare: g.longLived,
 		Transient: g.transient, Prestarted: pre})
 	if err != nil {
