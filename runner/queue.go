@@ -152,7 +152,7 @@ func (r *Runner) holdInProcess(job *bgcmd.Job, env []string, cwd *os.File) error
 			close(sup.done)
 			return
 		}
-		q := &queuedCheck{checked: job, pol: r.policy, cwd: held}
+		q := &queuedCheck{checked: job, pol: r.policy, cwd: held, digests: r.digests}
 		sup.job = &rec.Job
 		sup.precheck = func() error { return q.check(sup.job) }
 		sup.run()

@@ -31,6 +31,9 @@ type queuedCheck struct {
 	pol        *policy.Policy
 	// cwd is the working directory opened when the job was queued.
 	cwd *os.File
+	// digests is the home's cache of executables' digests, which saves
+	// reading an unchanged file again.
+	digests exeDigests
 }
 
 // check returns why row, the job as the dispatch released it, must not
@@ -56,7 +59,7 @@ func (q *queuedCheck) check(row *bgcmd.Job) error {
 			return err
 		}
 	}
-	if sum := hashExecutable(job.Exe, exeDigests{racy: racyWindow}); sum != job.ExeSHA256 {
+	if sum := hashExecutable(job.Exe, q.digests); sum != job.ExeSHA256 {
 		return fmt.Errorf("%s changed while the job was queued (sha256 %s when queued, %s now), and a job records the file it ran: "+
 			"start it again (bgcmd rerun) to run the file there now", job.Exe, orNone(job.ExeSHA256), orNone(sum))
 	}
