@@ -127,7 +127,10 @@ func TestWaitUntilOutputRefusesBadUsage(t *testing.T) {
 
 // The match at the end of a large output is found by one streaming pass:
 // the waiting process never holds the log in memory (its peak RSS, from
-// the kernel, stays a small fraction of the output).
+// the kernel, stays a small fraction of the output). Under the race
+// detector, which Go documents as taking 5 to 10 times the memory, the
+// bound is twice the plain build's: a race-built wait on a busy machine
+// peaked at 128 and 131 MiB, where one alone peaks at 60 to 75.
 func TestWaitUntilOutputScansALargeOutputInBoundedMemory(t *testing.T) {
 	t.Parallel()
 	size := int64(1) << 30
@@ -149,7 +152,11 @@ func TestWaitUntilOutputScansALargeOutputInBoundedMemory(t *testing.T) {
 	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	require.True(t, ok)
 	peak := ru.Maxrss << 10 // KiB on Linux
-	require.Less(t, peak, int64(128)<<20, "peak RSS %d MiB while scanning %d MiB of output", peak>>20, size>>20)
+	bound := int64(128) << 20
+	if raceEnabled {
+		bound *= 2
+	}
+	require.Less(t, peak, bound, "peak RSS %d MiB while scanning %d MiB of output", peak>>20, size>>20)
 	t.Logf("scanned %d MiB with a peak RSS of %d MiB", size>>20, peak>>20)
 	require.Equal(t, 0, h.bgcmd("wait", id).code)
 }

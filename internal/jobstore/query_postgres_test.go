@@ -52,9 +52,12 @@ func TestQueryOnPostgresIsReadOnlyForReal(t *testing.T) {
 			require.ErrorContains(t, err, "read-only", q)
 		}
 		// Ending the READ ONLY transaction in the same text does not
-		// reach a write: one statement per query.
-		_, _, err = collect(ro, `COMMIT; DELETE FROM jobs`)
+		// reach a write: a query is one statement, and one that begins
+		// with COMMIT is no query.
+		_, _, err = collect(ro, `SELECT 1; DELETE FROM jobs`)
 		require.ErrorContains(t, err, "multiple commands")
+		_, _, err = collect(ro, `COMMIT; DELETE FROM jobs`)
+		require.ErrorIs(t, err, jobstore.ErrQueryWrites)
 		// Session state dies with the query's connection.
 		_, _, err = collect(ro, `SELECT pg_advisory_lock(4242)`)
 		require.NoError(t, err)
@@ -69,6 +72,8 @@ func TestQueryOnPostgresIsReadOnlyForReal(t *testing.T) {
 		}
 		require.True(t, got, "the query's session lock was released with its connection")
 		_, _, err = collect(ro, `SET default_transaction_read_only = off`)
+		require.ErrorIs(t, err, jobstore.ErrQueryWrites, "SET is no query")
+		_, _, err = collect(ro, `SELECT set_config('default_transaction_read_only', 'off', false)`)
 		require.NoError(t, err)
 		_, _, err = collect(ro, `DELETE FROM jobs`)
 		require.ErrorIs(t, err, jobstore.ErrQueryWrites, "a setting does not outlive its query")
