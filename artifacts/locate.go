@@ -31,8 +31,9 @@ type totals struct {
 const maxLastSegment = int64(indexFlush/recordSize)*defaultStride + (maxQueued+2)*batchSize
 
 // span returns checkpoint i (-1: the origin) and the log's bytes from it to
-// checkpoint j, or to the end of a final log when j is past the last record
-// (less than a stride), with one read. Before anything trusts the checkpoints it
+// checkpoint j, which must be a record of the index, with one read (the
+// segment past the last record is read a chunk at a time: lastRecord,
+// eachChunk). Before anything trusts the checkpoints it
 // checks them against those bytes: the bytes recorded before each must be
 // the log's, and the lines (and, for a view that counts characters, the
 // characters) between two must be what their counts say. The bytes are
@@ -46,18 +47,14 @@ func (v *view) span(ix *index, i, j int64) (checkpoint, []byte, error) {
 			return checkpoint{}, nil, err
 		}
 	}
-	end := v.size
-	if j < ix.n {
-		cj, err := ix.record(j)
-		if err != nil {
-			return checkpoint{}, nil, err
-		}
-		end = cj.pos
-	} else if !v.final {
-		// The segment past a live index's last record is read a chunk at
-		// a time (lastRecord, eachChunk), never into one buffer.
-		return checkpoint{}, nil, fmt.Errorf("span to the end of a live log (%d bytes): read it with eachChunk", v.size)
+	if j >= ix.n {
+		return checkpoint{}, nil, fmt.Errorf("span to record %d of %d: past the last record, read the log with eachChunk", j, ix.n)
 	}
+	cj, err := ix.record(j)
+	if err != nil {
+		return checkpoint{}, nil, err
+	}
+	end := cj.pos
 	if end < c.pos {
 		return checkpoint{}, nil, fmt.Errorf("%w: records %d and %d out of order", errStaleIndex, i, j)
 	}

@@ -58,9 +58,10 @@ func (r *Runner) exportFiles(olderThan time.Duration) ([]GCItem, error) {
 			continue
 		}
 		name := e.Name()
+		temp := isExportTemp(name)
 		var reason string
 		switch {
-		case isExportTemp(name):
+		case temp:
 			reason = "the temporary file of an interrupted export"
 		case olderThan > 0 && isExportName(name):
 			reason = fmt.Sprintf("a bundle command_export wrote more than %s ago", olderThan)
@@ -71,7 +72,7 @@ func (r *Runner) exportFiles(olderThan time.Duration) ([]GCItem, error) {
 		if err != nil {
 			continue // removed meanwhile
 		}
-		if !isExportTemp(name) && !fi.ModTime().Before(before) {
+		if !temp && !fi.ModTime().Before(before) {
 			continue
 		}
 		out = append(out, GCItem{Path: filepath.Join(dir, name), Bytes: fi.Size(), Reason: reason})
