@@ -133,7 +133,11 @@ func catchHoldingTheLock(t *testing.T, h *home, cmd *exec.Cmd, probe *lockProbe,
 			continue
 		}
 		require.NoError(t, cmd.Process.Signal(syscall.SIGSTOP))
-		awaitStopped(t, cmd.Process.Pid)
+		if !awaitStopped(t, cmd.Process.Pid) {
+			// It ended between the probe and the signal.
+			require.NoError(t, <-ended, "the run the test meant to catch failed")
+			return false
+		}
 		if probe.held(t) {
 			return true // stopped holding it: no one else writes here
 		}
@@ -170,13 +174,21 @@ func (p *lockProbe) held(t *testing.T) bool {
 	return true
 }
 
-// awaitStopped waits until process pid is stopped by a signal.
-func awaitStopped(t *testing.T, pid int) {
+// awaitStopped waits until process pid is stopped by a signal, and says
+// whether it was: false when it ended instead (a zombie, or reaped), the
+// signal having come after its last instruction.
+func awaitStopped(t *testing.T, pid int) bool {
 	t.Helper()
-	eventually(t, time.Minute, fmt.Sprintf("process %d stopped", pid), func() (bool, string) {
+	stopped := false
+	eventually(t, time.Minute, fmt.Sprintf("process %d stopped or ended", pid), func() (bool, string) {
 		p, ok := readProc(pid)
-		return ok && p.state == 'T', fmt.Sprintf("state %q", p.state)
+		if !ok || p.state == 'Z' || p.state == 'X' {
+			return true, ""
+		}
+		stopped = p.state == 'T'
+		return stopped, fmt.Sprintf("state %q", p.state)
 	})
+	return stopped
 }
 
 // jobDirs lists the job directories of home h (its hidden files aside).
