@@ -69,15 +69,17 @@ func BuiltinDeniedEnv() []string {
 const exportedFunction = "() {"
 
 // buildEnv returns the child's complete environment and, when it is
-// replaced, the sorted variable names. A nil env inherits os.Environ(). Bad
+// replaced, the sorted variable names, and of those the names it checked
+// against the policy's rules (those the caller set). A nil env inherits
+// os.Environ(). Bad
 // keys and values are refused, as is a variable the caller set that the
 // policy denies (see checkEnvName); a refusal names the key, never the
 // value. With inherited (env was built from this process's own), a
 // variable whose name and value are exactly this process's own is
 // inherited, not set by the caller, and passes unchecked.
-func (p *Policy) buildEnv(env map[string]string, inherited bool) (list, names []string, r *Refusal) {
+func (p *Policy) buildEnv(env map[string]string, inherited bool) (list, names, checked []string, r *Refusal) {
 	if env == nil {
-		return os.Environ(), nil, nil
+		return os.Environ(), nil, nil, nil
 	}
 	names = make([]string, 0, len(env))
 	for k := range env {
@@ -90,30 +92,44 @@ func (p *Policy) buildEnv(env map[string]string, inherited bool) (list, names []
 		v := env[k]
 		switch {
 		case k == "":
-			return nil, nil, refuse(CodeBadEnv, "give every environment variable a name", nil,
+			return nil, nil, nil, refuse(CodeBadEnv, "give every environment variable a name", nil,
 				"an environment variable has an empty name")
 		case strings.IndexByte(k, 0) >= 0:
-			return nil, nil, refuse(CodeBadEnv, "remove the NUL byte from the name", nil,
+			return nil, nil, nil, refuse(CodeBadEnv, "remove the NUL byte from the name", nil,
 				"environment variable name %q contains a NUL byte", k)
 		case strings.IndexByte(k, '=') >= 0:
-			return nil, nil, refuse(CodeBadEnv, "pass the name and the value separately: the name may not contain '='", nil,
+			return nil, nil, nil, refuse(CodeBadEnv, "pass the name and the value separately: the name may not contain '='", nil,
 				"environment variable name %q contains '='", k)
 		case strings.IndexByte(v, 0) >= 0:
-			return nil, nil, refuse(CodeBadEnv, "remove the NUL byte from the value: a program cannot receive it", nil,
+			return nil, nil, nil, refuse(CodeBadEnv, "remove the NUL byte from the value: a program cannot receive it", nil,
 				"the value of environment variable %q contains a NUL byte", k)
 		}
 		if own, ok := os.LookupEnv(k); inherited && ok && own == v {
 			continue
 		}
 		if r := p.checkEnvName(k, v); r != nil {
-			return nil, nil, r
+			return nil, nil, nil, r
 		}
+		checked = append(checked, k)
 	}
 	list = make([]string, len(names))
 	for i, k := range names {
 		list[i] = k + "=" + env[k]
 	}
-	return list, names, nil
+	return list, names, checked, nil
+}
+
+// CheckEnvVar checks one variable a caller set, by name and value, against
+// the policy's environment rules as a start does (the built-in deny set,
+// denied_env, allowed_env, trusted_env, exported shell functions): a
+// queued job's holder asks it again of the variables checked when the job
+// was queued (Decision.EnvChecked), under the policy as it stands at the
+// job's start. The refusal names the variable, never its value.
+func (p *Policy) CheckEnvVar(name, value string) error {
+	if r := p.checkEnvName(name, value); r != nil {
+		return r
+	}
+	return nil
 }
 
 // checkEnvName refuses a variable the caller set when the built-in deny set

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/bgcmd/bgcmd/policy"
@@ -156,4 +157,38 @@ func TestBuiltinDeniedEnvIsAFreshCopy(t *testing.T) {
 	require.Contains(t, a, "GIT_*")
 	a[0] = "changed"
 	require.NotEqual(t, "changed", policy.BuiltinDeniedEnv()[0])
+}
+
+// TestEnvCheckedNamesWhatTheRulesChecked: a decision names the variables
+// the caller set, which the rules checked, and not those inherited as they
+// were; CheckEnvVar asks the same of one variable under another policy,
+// as a queued job's holder does at its start.
+func TestEnvCheckedNamesWhatTheRulesChecked(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	p := s.policy("/usr/bin/git")
+	env := map[string]string{"BGCMD_SET_BY_CALLER": "1"}
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
+			env[k] = v
+		}
+	}
+	d, err := p.Check(policy.Request{Argv: []string{"/usr/bin/git"}, Env: env, InheritedEnv: true})
+	require.NoError(t, err)
+	require.NoError(t, d.Close())
+	require.Equal(t, []string{"BGCMD_SET_BY_CALLER"}, d.EnvChecked, "only the variable the caller set was checked")
+
+	d, err = p.Check(policy.Request{Argv: []string{"/usr/bin/git"}, Env: map[string]string{"B": "2", "A": "1"}})
+	require.NoError(t, err)
+	require.NoError(t, d.Close())
+	require.Equal(t, []string{"A", "B"}, d.EnvChecked, "a replaced environment is the caller's, every variable checked")
+
+	require.NoError(t, p.CheckEnvVar("BGCMD_SET_BY_CALLER", "1"))
+	tightened := s.policy("/usr/bin/git")
+	tightened.DeniedEnv = []string{"BGCMD_SET_*"}
+	err = tightened.CheckEnvVar("BGCMD_SET_BY_CALLER", "s3cr3t")
+	r := requireRefused(t, err, policy.CodeBadEnv)
+	require.Contains(t, r.Message, `"BGCMD_SET_BY_CALLER"`)
+	require.NotContains(t, r.Error(), "s3cr3t")
+	requireRefused(t, p.CheckEnvVar("BASH_FUNC_x%%", "() { :; }"), policy.CodeBadEnv)
 }

@@ -179,6 +179,10 @@ type Decision struct {
 	// EnvNames are the sorted variable names when replaced (never values);
 	// nil when inherited.
 	EnvNames []string
+	// EnvChecked are the sorted names of the variables the caller set,
+	// which the environment rules checked (see CheckEnvVar); the others
+	// were inherited, exactly this process's own, and passed unchecked.
+	EnvChecked []string
 	// Timeout and KillGrace are the effective durations.
 	Timeout, KillGrace time.Duration
 	// MaxOutputBytes is the effective per-stream cap.
@@ -225,7 +229,7 @@ func (p *Policy) Check(req Request) (*Decision, error) {
 	if !slices.Contains(p.AllowedExecutables, req.Argv[0]) {
 		return nil, notAllowlisted(req.Argv[0], p.AllowedExecutables, p.searchPath())
 	}
-	env, names, r := p.buildEnv(req.Env, req.InheritedEnv)
+	env, names, checked, r := p.buildEnv(req.Env, req.InheritedEnv)
 	if r != nil {
 		return nil, r
 	}
@@ -234,6 +238,7 @@ func (p *Policy) Check(req Request) (*Decision, error) {
 		Env:         env,
 		EnvReplaced: req.Env != nil,
 		EnvNames:    names,
+		EnvChecked:  checked,
 	}
 	if r := p.limits(req, d); r != nil {
 		return nil, r

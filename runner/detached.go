@@ -84,6 +84,10 @@ type spec struct {
 	// and only if the policy there allows it still (queuedCheck).
 	Checked    *specJob `json:"checked,omitempty"`
 	PolicyFile string   `json:"policy_file,omitempty"`
+	// EnvChecked, for a queued job, names the variables of Env that the
+	// host's policy checked (those the caller set, not inherited): the
+	// holder checks them again at the job's start.
+	EnvChecked []string `json:"env_checked,omitempty"`
 	// Hook is the on_settle hook of the host's policy: the only hook the
 	// supervisor runs, for its job or for those of Hooks (nil: none).
 	Hook *hookRule `json:"hook,omitempty"`
@@ -127,12 +131,12 @@ func (sj *specJob) job() *bgcmd.Job {
 // settled as start_failed). The open working directory cwd travels with
 // the job: the child starts in it. If the supervisor cannot be launched or
 // dies first, the job is settled as start_failed and an error is returned.
-func (r *Runner) launchDetached(ctx context.Context, job *bgcmd.Job, env []string, cwd *os.File) error {
+func (r *Runner) launchDetached(ctx context.Context, job *bgcmd.Job, env, envChecked []string, cwd *os.File) error {
 	p, logf, err := r.prepareSupervisor(job.ID)
 	if err != nil {
 		return r.failDetached(ctx, job, err)
 	}
-	return r.handOver(ctx, job, p, logf, env, cwd)
+	return r.handOver(ctx, job, p, logf, env, envChecked, cwd)
 }
 
 // prepareSupervisor makes ready the supervisor of job id before its row
@@ -161,11 +165,11 @@ func (r *Runner) prepareSupervisor(id string) (*supProc, *os.File, error) {
 // the prepared supervisor p, which claims it from the row's supervisor (a
 // spare that died waiting is replaced by a new supervisor), and waits for
 // its report. It closes logf.
-func (r *Runner) handOver(ctx context.Context, job *bgcmd.Job, p *supProc, logf *os.File, env []string, cwd *os.File) error {
+func (r *Runner) handOver(ctx context.Context, job *bgcmd.Job, p *supProc, logf *os.File, env, envChecked []string, cwd *os.File) error {
 	defer logf.Close()
 	sp := spec{Home: r.home, DBPath: r.store.Path(), JobID: job.ID, Env: env,
 		HostPID: job.SupervisorPID, HostStart: job.SupervisorStart, Cgroup: r.cgroupRoot(), ReadyLog: r.transient,
-		Checked: newSpecJob(job), Hook: r.hookRule()}
+		Checked: newSpecJob(job), EnvChecked: envChecked, Hook: r.hookRule()}
 	if r.policy != nil {
 		sp.PolicyFile = r.policy.File
 	}

@@ -81,7 +81,7 @@ func (r *Runner) recordRefusal(ctx context.Context, session string, argv []strin
 
 // enqueue creates the job queued, starts its holder and dispatches (the job
 // may start at once). It returns the job as it then is.
-func (r *Runner) enqueue(ctx context.Context, job *bgcmd.Job, o StartOptions, env []string, cwd *os.File, lim jobstore.QueueLimits) (*bgcmd.Job, error) {
+func (r *Runner) enqueue(ctx context.Context, job *bgcmd.Job, o StartOptions, env, envChecked []string, cwd *os.File, lim jobstore.QueueLimits) (*bgcmd.Job, error) {
 	job.Group = o.Group
 	job.After = dedupe(o.After)
 	job.Priority = o.Priority
@@ -108,9 +108,9 @@ func (r *Runner) enqueue(ctx context.Context, job *bgcmd.Job, o StartOptions, en
 	}
 	var err error
 	if r.detached {
-		err = r.launchDetached(ctx, job, env, cwd)
+		err = r.launchDetached(ctx, job, env, envChecked, cwd)
 	} else {
-		err = r.holdInProcess(job, env, cwd)
+		err = r.holdInProcess(job, env, envChecked, cwd)
 	}
 	if err == nil {
 		err = r.Dispatch(context.WithoutCancel(ctx))
@@ -125,7 +125,7 @@ func (r *Runner) enqueue(ctx context.Context, job *bgcmd.Job, o StartOptions, en
 // holdInProcess holds a queued job in a goroutine of this host, with its
 // environment and a duplicate of its open working directory, until it is
 // dispatched (then it runs like any in-process job) or settles unstarted.
-func (r *Runner) holdInProcess(job *bgcmd.Job, env []string, cwd *os.File) error {
+func (r *Runner) holdInProcess(job *bgcmd.Job, env, envChecked []string, cwd *os.File) error {
 	fd, err := unix.FcntlInt(cwd.Fd(), unix.F_DUPFD_CLOEXEC, 3)
 	if err != nil {
 		r.settleUnstarted(job.ID, bgcmd.StateStartFailed, fmt.Sprintf("hold queued job: duplicate its working directory: %v", err))
@@ -152,7 +152,7 @@ func (r *Runner) holdInProcess(job *bgcmd.Job, env []string, cwd *os.File) error
 			close(sup.done)
 			return
 		}
-		q := &queuedCheck{checked: job, pol: r.policy, cwd: held, digests: r.digests}
+		q := &queuedCheck{checked: job, pol: r.policy, env: env, envChecked: envChecked, cwd: held, digests: r.digests}
 		sup.job = &rec.Job
 		sup.precheck = func() error { return q.check(sup.job) }
 		sup.run()

@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/policy"
@@ -29,6 +30,10 @@ type queuedCheck struct {
 	// again. "" uses pol, a policy built in code (nil: no policy check).
 	policyFile string
 	pol        *policy.Policy
+	// env is the child's environment, and envChecked the names of the
+	// variables in it that the policy checked when the job was queued
+	// (those the caller set); they are checked again.
+	env, envChecked []string
 	// cwd is the working directory opened when the job was queued.
 	cwd *os.File
 	// digests is the home's cache of executables' digests, which saves
@@ -58,6 +63,9 @@ func (q *queuedCheck) check(row *bgcmd.Job) error {
 		if err := recheckPolicy(pol, job, q.cwd); err != nil {
 			return err
 		}
+		if err := recheckEnv(pol, q.env, q.envChecked); err != nil {
+			return err
+		}
 	}
 	if sum := hashExecutable(job.Exe, q.digests); sum != job.ExeSHA256 {
 		return fmt.Errorf("%s changed while the job was queued (sha256 %s when queued, %s now), and a job records the file it ran: "+
@@ -68,7 +76,8 @@ func (q *queuedCheck) check(row *bgcmd.Job) error {
 
 // recheckPolicy checks job against pol as a new start of the same command
 // in the directory cwd (as it is named now) with the same limits. The
-// environment is not checked again: its values were never stored.
+// environment is recheckEnv's: its values were never stored, and only the
+// holder has them.
 func recheckPolicy(pol *policy.Policy, job *bgcmd.Job, cwd *os.File) error {
 	dir := job.Cwd
 	if cwd != nil {
@@ -92,6 +101,27 @@ func recheckPolicy(pol *policy.Policy, job *bgcmd.Job, cwd *os.File) error {
 	dec.Close()
 	if dec.Exe != job.Exe {
 		return fmt.Errorf("%s now resolves to %s, not the %s checked when it was queued, so it did not start", job.Argv[0], dec.Exe, job.Exe)
+	}
+	return nil
+}
+
+// recheckEnv checks again, under pol, each variable of env that the
+// policy checked when the job was queued (checked, by name). A checked
+// name missing from env is refused too: what runs would not be what was
+// checked.
+func recheckEnv(pol *policy.Policy, env, checked []string) error {
+	for _, name := range checked {
+		i := slices.IndexFunc(env, func(kv string) bool { return strings.HasPrefix(kv, name+"=") })
+		if i < 0 {
+			return fmt.Errorf("its environment lacks %s, which was checked when it was queued, so it did not start", name)
+		}
+		if err := pol.CheckEnvVar(name, env[i][len(name)+1:]); err != nil {
+			var ref *policy.Refusal
+			if errors.As(err, &ref) {
+				return fmt.Errorf("the policy no longer allows it (%s: %s), so it did not start", ref.Code, ref.Message)
+			}
+			return fmt.Errorf("the policy no longer allows its environment, so it did not start: %w", err)
+		}
 	}
 	return nil
 }

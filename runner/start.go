@@ -100,7 +100,7 @@ func (r *Runner) Start(ctx context.Context, argv []string, o StartOptions) (*bgc
 	if lim, queued, err := r.queueing(ctx, session, argv, o); err != nil {
 		return nil, err
 	} else if queued {
-		return r.enqueue(ctx, job, o, dec.Env, dec.Dir, lim)
+		return r.enqueue(ctx, job, o, dec.Env, dec.EnvChecked, dec.Dir, lim)
 	}
 	dir := r.jobDir(job.ID)
 	if err := makeJobDir(dir); err != nil {

@@ -306,7 +306,7 @@ func (ds *detachedSupervisor) serve(ctx context.Context, statusF *os.File) (agai
 	}
 	var precheck func() error
 	if !sp.Unrecorded {
-		q := &queuedCheck{policyFile: sp.PolicyFile, cwd: cwdF,
+		q := &queuedCheck{policyFile: sp.PolicyFile, env: sp.Env, envChecked: sp.EnvChecked, cwd: cwdF,
 			digests: exeDigests{path: filepath.Join(sp.Home, digestsFile), racy: racyWindow}}
 		if sp.Checked != nil {
 			q.checked = sp.Checked.job()

@@ -19,10 +19,12 @@ import (
 // later from its row alone. An agent that queued commands behind a
 // long-running job (--after, or a full max_running group) kept them
 // startable after the operator had taken the executable off the
-// allowlist, or removed the policy file altogether ("no policy means
-// every start is refused"). Each variant queues a job, tightens the
-// policy, releases the dependency and checks that the queued command
-// never ran and that its start_failed says why.
+// allowlist, denied a variable it had been given, or removed the policy
+// file altogether ("no policy means every start is refused"). Each variant
+// queues a job, tightens the policy, releases the dependency and checks
+// that the queued command never ran and that its start_failed says why.
+// The environment, whose values are never stored, had not been checked
+// again even once the holder re-checked the rest.
 func TestAQueuedJobDoesNotStartUnderAPolicyThatNoLongerAllowsIt(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -34,6 +36,11 @@ func TestAQueuedJobDoesNotStartUnderAPolicyThatNoLongerAllowsIt(t *testing.T) {
 			allowed, _ := json.Marshal([]string{fixture(h.t, "wait-for-file.sh")})
 			h.writePolicy(fmt.Sprintf("allowed_executables = %s\ncwd_root = %q\ndefault_timeout = \"10m\"\n", allowed, h.root))
 		}, "the policy no longer allows it (not_allowlisted"},
+		{"variable it was given now denied", func(h *home) {
+			allowed, _ := json.Marshal([]string{fixture(h.t, "wait-for-file.sh"), fixture(h.t, "exit-with.sh")})
+			h.writePolicy(fmt.Sprintf("allowed_executables = %s\ncwd_root = %q\ndefault_timeout = \"10m\"\ndenied_env = [\"BGCMD_TEST_TOKEN\"]\n",
+				allowed, h.root))
+		}, "the policy no longer allows it (bad_env"},
 		{"policy file removed", func(h *home) {
 			require.NoError(h.t, os.Remove(filepath.Join(h.dir, "policy.toml")))
 		}, "the policy it was queued under no longer loads"},
@@ -44,13 +51,13 @@ func TestAQueuedJobDoesNotStartUnderAPolicyThatNoLongerAllowsIt(t *testing.T) {
 			gate := filepath.Join(h.root, "gate")
 			first := h.start(fixture(t, "wait-for-file.sh"), gate, "0")
 			t.Cleanup(func() { h.bgcmd("kill", "--signal", "KILL", first) })
-			queued := strings.TrimSpace(h.ok("run", "--after", first, "--", fixture(t, "exit-with.sh"), "0"))
+			queued := strings.TrimSpace(h.ok("run", "--after", first, "--env", "BGCMD_TEST_TOKEN=secret", "--", fixture(t, "exit-with.sh"), "0"))
 			require.Regexp(t, uuidRE, queued)
 			require.Equal(t, "queued", h.peekState(queued))
 
 			tc.tighten(h)
 			// The tightened policy refuses the same start now.
-			r := h.bgcmd("run", "--", fixture(t, "exit-with.sh"), "0")
+			r := h.bgcmd("run", "--env", "BGCMD_TEST_TOKEN=secret", "--", fixture(t, "exit-with.sh"), "0")
 			require.Equal(t, 3, r.code, "the new policy refuses a fresh start: %q", r.stderr)
 
 			require.NoError(t, os.WriteFile(gate, nil, 0o600))
