@@ -69,14 +69,13 @@ func BuiltinDeniedEnv() []string {
 const exportedFunction = "() {"
 
 // buildEnv returns the child's complete environment and, when it is
-// replaced, the sorted variable names, and of those the names it checked
+// replaced, the sorted variable names and, of those, the names it checked
 // against the policy's rules (those the caller set). A nil env inherits
-// os.Environ(). Bad
-// keys and values are refused, as is a variable the caller set that the
-// policy denies (see checkEnvName); a refusal names the key, never the
-// value. With inherited (env was built from this process's own), a
-// variable whose name and value are exactly this process's own is
-// inherited, not set by the caller, and passes unchecked.
+// os.Environ(). Bad keys and values are refused, as is a variable the
+// caller set that the policy denies (see checkEnvName); a refusal names
+// the key, never the value. With inherited (env was built from this
+// process's own), a variable whose name and value are exactly this
+// process's own is inherited, not set by the caller, and passes unchecked.
 func (p *Policy) buildEnv(env map[string]string, inherited bool) (list, names, checked []string, r *Refusal) {
 	if env == nil {
 		return os.Environ(), nil, nil, nil
