@@ -3,10 +3,8 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -37,18 +35,12 @@ func TestPostgresSQLCannotWriteFilesOrRunPrograms(t *testing.T) {
 	copied := filepath.Join(outside, "copied.txt")
 	ran := filepath.Join(outside, "ran.txt")
 
-	attacks := []struct{ name, query string }{
+	attacks := []sqlAttack{
 		{"copy a query's rows into a server file", "COPY (SELECT 'written by a read-only query') TO '" + copied + "'"},
 		{"copy to a program the server runs", "COPY (SELECT 1) TO PROGRAM 'id > " + ran + "'"},
 		{"copy behind a comment that starts like a query", "/* SELECT */ -- SELECT\nCOPY (SELECT 1) TO '" + copied + "'"},
 	}
-	var holes []string
-	for _, a := range attacks {
-		r := h.bgcmd("sql", a.query)
-		if r.code != exitUsage || !strings.Contains(r.stderr, "read-only") {
-			holes = append(holes, fmt.Sprintf("%s: %q: exit %d, stdout %q, stderr %q", a.name, a.query, r.code, r.stdout, r.stderr))
-		}
-	}
+	holes := sqlRefusalHoles(h, attacks)
 	require.NoFileExists(t, copied, "COPY … TO FILE wrote a file on the server's machine")
 	require.NoFileExists(t, ran, "COPY … TO PROGRAM ran a program on the server's machine")
 	require.Empty(t, holes, "each attack exits 2 saying read-only")

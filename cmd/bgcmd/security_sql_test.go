@@ -27,7 +27,7 @@ func TestSQLCannotWriteAnyFile(t *testing.T) {
 	outside := t.TempDir()
 	created := filepath.Join(outside, "created.db")
 	copied := filepath.Join(outside, "copy.db")
-	attacks := []struct{ name, query string }{
+	attacks := []sqlAttack{
 		{"attach the store and rewrite history", "ATTACH DATABASE '" + db + "' AS w; UPDATE w.jobs SET exit_code = 0"},
 		{"attach the store alone", "ATTACH DATABASE '" + db + "' AS w"},
 		{"attach a new file", "ATTACH DATABASE '" + created + "' AS n; CREATE TABLE n.t (x)"},
@@ -41,13 +41,7 @@ func TestSQLCannotWriteAnyFile(t *testing.T) {
 		{"checkpoint", "PRAGMA wal_checkpoint(TRUNCATE)"},
 		{"select then write", "SELECT 1; DELETE FROM jobs"},
 	}
-	var holes []string
-	for _, a := range attacks {
-		r := h.bgcmd("sql", a.query)
-		if r.code != exitUsage || !strings.Contains(r.stderr, "read-only") {
-			holes = append(holes, fmt.Sprintf("%s: %q: exit %d, stdout %q, stderr %q", a.name, a.query, r.code, r.stdout, r.stderr))
-		}
-	}
+	holes := sqlRefusalHoles(h, attacks)
 	require.Empty(t, holes, "each attack exits 2 saying read-only")
 	require.NoFileExists(t, created, "ATTACH created a file")
 	require.NoFileExists(t, copied, "VACUUM INTO wrote a copy")
@@ -99,4 +93,21 @@ func TestSQLTableOutputIsCapped(t *testing.T) {
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
+}
+
+// sqlAttack is a query `bgcmd sql` must refuse as read-only, and what it
+// tries.
+type sqlAttack struct{ name, query string }
+
+// sqlRefusalHoles runs each of attacks through `bgcmd sql` in h and
+// describes every one that was not refused as read-only (exit 2).
+func sqlRefusalHoles(h *home, attacks []sqlAttack) []string {
+	var holes []string
+	for _, a := range attacks {
+		r := h.bgcmd("sql", a.query)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "read-only") {
+			holes = append(holes, fmt.Sprintf("%s: %q: exit %d, stdout %q, stderr %q", a.name, a.query, r.code, r.stdout, r.stderr))
+		}
+	}
+	return holes
 }
