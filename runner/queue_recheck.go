@@ -92,11 +92,7 @@ func recheckPolicy(pol *policy.Policy, job *bgcmd.Job, cwd *os.File) error {
 	}
 	dec, err := policy.Check(pol, req)
 	if err != nil {
-		var ref *policy.Refusal
-		if errors.As(err, &ref) {
-			return fmt.Errorf("the policy no longer allows it (%s: %s), so it did not start", ref.Code, ref.Message)
-		}
-		return fmt.Errorf("the policy no longer allows it, so it did not start: %w", err)
+		return notAllowedNow(err)
 	}
 	dec.Close()
 	if dec.Exe != job.Exe {
@@ -116,14 +112,21 @@ func recheckEnv(pol *policy.Policy, env, checked []string) error {
 			return fmt.Errorf("its environment lacks %s, which was checked when it was queued, so it did not start", name)
 		}
 		if err := pol.CheckEnvVar(name, env[i][len(name)+1:]); err != nil {
-			var ref *policy.Refusal
-			if errors.As(err, &ref) {
-				return fmt.Errorf("the policy no longer allows it (%s: %s), so it did not start", ref.Code, ref.Message)
-			}
-			return fmt.Errorf("the policy no longer allows its environment, so it did not start: %w", err)
+			return notAllowedNow(err)
 		}
 	}
 	return nil
+}
+
+// notAllowedNow is the error of a queued job that the policy, checked
+// again at its start, refuses: the refusal's code and message when err is
+// one.
+func notAllowedNow(err error) error {
+	var ref *policy.Refusal
+	if errors.As(err, &ref) {
+		return fmt.Errorf("the policy no longer allows it (%s: %s), so it did not start", ref.Code, ref.Message)
+	}
+	return fmt.Errorf("the policy no longer allows it, so it did not start: %w", err)
 }
 
 // changedField names the first field that decides what runs, and how,
