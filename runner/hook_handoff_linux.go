@@ -56,12 +56,12 @@ func (r *Runner) startHooks(ctx context.Context, ids []string) {
 	if r.handsOffHooks() && r.handOffHooks(ctx, ids) == nil {
 		return
 	}
-	hr := r.hookReaper()
+	hr, rule := r.hookReaper(), r.hookRule()
 	for _, id := range ids {
 		pendingHooks.Add(1)
 		go func() {
 			defer pendingHooks.Done()
-			_ = runSettleHook(context.WithoutCancel(ctx), r.store, r.arts, r.jobsDir, id, hr, r.hookRule())
+			_ = runSettleHook(context.WithoutCancel(ctx), r.store, r.arts, r.jobsDir, id, hr, rule)
 		}()
 	}
 }
