@@ -169,6 +169,8 @@ type cliResult struct {
 	// cpu is the CPU time, user and system, of the bgcmd process itself
 	// (not of the processes it started, which outlive it).
 	cpu time.Duration
+	// faults is the count of the bgcmd process's own minor page faults.
+	faults int64
 }
 
 func (r cliResult) String() string {
@@ -192,7 +194,7 @@ func (h *home) run(ctx context.Context, args ...string) (cliResult, error) {
 	start := time.Now()
 	err := cmd.Run()
 	res := cliResult{args: args, stdout: out.Bytes(), stderr: errb.Bytes(), took: time.Since(start)}
-	res.cpu = cpuOf(cmd.ProcessState)
+	res.cpu, res.faults = cpuOf(cmd.ProcessState), faultsOf(cmd.ProcessState)
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
@@ -211,6 +213,18 @@ func cpuOf(ps *os.ProcessState) time.Duration {
 		return 0
 	}
 	return ps.UserTime() + ps.SystemTime()
+}
+
+// faultsOf is the count of minor page faults of the ended process ps
+// itself (0 for one that never started).
+func faultsOf(ps *os.ProcessState) int64 {
+	if ps == nil {
+		return 0
+	}
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+		return ru.Minflt
+	}
+	return 0
 }
 
 // mustRun runs bgcmd and fails the test unless it exits with want.

@@ -31,6 +31,9 @@ const (
 	// ratioSize is bgcmd ÷ baseline of a size (peak RSS): "× the baseline's
 	// size", lower is better.
 	ratioSize
+	// ratioCount is bgcmd ÷ baseline of a count of events (page faults):
+	// "× the baseline's count", lower is better.
+	ratioCount
 )
 
 func (k ratioKind) label() string {
@@ -41,6 +44,8 @@ func (k ratioKind) label() string {
 		return "faster than baseline"
 	case ratioSize:
 		return "× baseline size"
+	case ratioCount:
+		return "× baseline count"
 	}
 	return "× baseline time"
 }
@@ -249,6 +254,10 @@ var figures = []figure{
 		Bgcmd:    ref{"soak", "BenchmarkCLIRun", "cpu-median-ms"},
 		Baseline: &ref{"soak", "BenchmarkCLIRun", "floor-cpu-median-ms"},
 		Ratio:    ratioCost, Aim: "(reported beside the floor's first process: user and system time of bgcmd's CLI process alone, not of the supervisor it starts, as the floor's second process is not counted either; on a machine of two cores both processes of a run share them, so CPU is where the time goes)"},
+	{Area: "durability", Name: "`bgcmd run -- /bin/true`: page faults of the process the caller waits for, median",
+		Bgcmd:    ref{"soak", "BenchmarkCLIRun", "faults-median"},
+		Baseline: &ref{"soak", "BenchmarkCLIRun", "floor-faults-median"},
+		Ratio:    ratioCount, Aim: "(reported beside the CPU above: the minor page faults of bgcmd's CLI process and of the floor's first process, each the first touch of a page of memory; on a virtual machine one costs microseconds, see the figure's benchmark)"},
 	{Area: "durability", Name: "`bgcmd run -- /bin/true` until it returns, p90",
 		Bgcmd:    ref{"soak", "BenchmarkCLIRun", "p90-ms"},
 		Baseline: &ref{"soak", "BenchmarkCLIRun", "raw-p90-ms"},

@@ -275,7 +275,8 @@ func renderMarkdown(rep *report) string {
 	}
 	b.WriteString("\nRatios: *× baseline time* is bgcmd's time ÷ the baseline's (lower is better); *of baseline speed* is\n")
 	b.WriteString("bgcmd's throughput ÷ the baseline's (higher is better); *faster than baseline* is the baseline's time ÷\n")
-	b.WriteString("bgcmd's; *× baseline size* is bgcmd's peak RSS ÷ the baseline's. Where a benchmark ran several samples\n")
+	b.WriteString("bgcmd's; *× baseline size* is bgcmd's peak RSS ÷ the baseline's; *× baseline count* is bgcmd's count of\n")
+	b.WriteString("events (page faults) ÷ the baseline's. Where a benchmark ran several samples\n")
 	b.WriteString("(bgcmd and its baseline interleaved in each), the number is their median, the range under it their\n")
 	b.WriteString("minimum and maximum, and the ratio that of the medians.\n")
 	b.WriteString("\n*Its floor* (in *meets*): where a figure has a floor program measured in the same run (the least the\n")

@@ -40,6 +40,7 @@ func TestComputeRatioReadsEachKindTheWayItsLabelSays(t *testing.T) {
 		{ratioShare, 400, 1600, 0.25, "of baseline speed"},
 		{ratioSpeedup, 100, 250_000, 2500, "faster than baseline"},
 		{ratioSize, 20_000, 16_000, 1.25, "× baseline size"},
+		{ratioCount, 600, 400, 1.5, "× baseline count"},
 	} {
 		got, ok := computeRatio(tc.kind, tc.v, tc.base)
 		require.True(t, ok)
