@@ -102,6 +102,12 @@ type spec struct {
 	// write-ahead log for the next process before its settle, and ends
 	// with the store open (see detachedSupervisor.closeStore).
 	ReadyLog bool `json:"ready_log,omitempty"`
+	// SupervisorWrites says Job has no row and the supervisor writes it:
+	// it begins the create while it starts the child and commits it with
+	// the child's pid and start, then reports the child running (or the
+	// start that failed, on record as start_failed, as a bare "ok"). Its
+	// host may never have opened the store (Options.SupervisorWrites).
+	SupervisorWrites bool `json:"supervisor_writes,omitempty"`
 }
 
 // specJob is a job as it travels in the spec: the fields the row keeps
@@ -251,6 +257,13 @@ func (r *Runner) startDetached(ctx context.Context, job *bgcmd.Job, p *supProc, 
 		return &spec{Home: r.home, DBPath: r.store.Path(), JobID: job.ID, Env: env,
 			HostPID: p.pid, HostStart: p.start, Cgroup: r.cgroupRoot(), Job: newSpecJob(job), Unrecorded: true,
 			Return: back, Hookless: !r.storesSettleHooks(), ReadyLog: r.transient && !back, Hook: r.hookRule()}
+	}
+	if r.supervisorWrites && !back && !r.storesSettleHooks() {
+		return r.startWrittenBySupervisor(ctx, job, p, logf, cwd, func(p *supProc) *spec {
+			sp := specFor(p)
+			sp.Unrecorded, sp.SupervisorWrites = false, true
+			return sp
+		})
 	}
 	// The create's statements compile while the supervisor takes the job.
 	prepare := func() { _ = r.store.Prepare(ctx, jobstore.BeginCreateWrites) } // a failure is the create's to report

@@ -57,11 +57,17 @@ type openMsg struct {
 	// the store only for the job's settle. A spare, started ahead of need,
 	// opens it at once.
 	JobFollows bool `json:"job_follows,omitempty"`
+	// WritesRow says the job that follows has no row and the supervisor
+	// writes it (spec.SupervisorWrites): it opens the store at once, and
+	// readies the settle's statements only once the row is written, the
+	// create being what its host waits for.
+	WritesRow bool `json:"writes_row,omitempty"`
 }
 
 // sameStore says whether m and o name the same store for the same host.
 func (m openMsg) sameStore(o openMsg) bool {
 	m.JobFollows, o.JobFollows = false, false
+	m.WritesRow, o.WritesRow = false, false
 	return m == o
 }
 
@@ -346,7 +352,11 @@ func Prestart(binary string, opts jobstore.Options) (*Prestarted, error) {
 		}
 	}
 	om := openMsg{DBPath: path, DB: opts.DSN, Host: opts.Host,
-		HostID: opts.HostID, ShareArtifacts: opts.ShareArtifacts, JobFollows: true}
+		HostID: opts.HostID, ShareArtifacts: opts.ShareArtifacts,
+		// A host that has not opened its store (Deferred) leaves the job's
+		// row to the supervisor (Options.SupervisorWrites): that one opens
+		// the store at once, while its host gets the job ready.
+		JobFollows: !opts.Deferred, WritesRow: opts.Deferred}
 	if sp := spawn.TakeEarly(binary, om.DB != ""); sp != nil {
 		return &Prestarted{p: adoptSupervisor(sp, om)}, nil
 	}

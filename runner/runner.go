@@ -94,6 +94,15 @@ type Options struct {
 	// log and its directory before its commit. Not for a long-lived host:
 	// its own writes keep the log short (Spare is for those).
 	Transient bool
+	// SupervisorWrites, with Detached, leaves a detached start's row to
+	// its supervisor, which opens the store anyway for the job's settle:
+	// a process that starts one job and ends (bgcmd run) then need never
+	// open its own store, whose open and schema are most of what such a
+	// start costs it (see jobstore.Options.Deferred). Not with a policy
+	// on_settle hook (its row is written by the host, with the job's) nor
+	// with Spare (a long-lived host writes faster than a supervisor can
+	// open the store).
+	SupervisorWrites bool
 	// Prestarted is a detached supervisor started by Prestart for this
 	// runner's store: the first detached Start hands it its job, as it
 	// would a spare. One started for another store is closed.
@@ -177,6 +186,8 @@ type Runner struct {
 	// pendingCreate is set while a detached start of this runner holds a
 	// create begun ahead (see startDetached): one at a time.
 	pendingCreate atomic.Bool
+	// supervisorWrites is Options.SupervisorWrites.
+	supervisorWrites bool
 	// killPoll and eventNet replace killPoll and eventSafetyNet when set
 	// (tests that prove a notice arrives without them); pendingHold
 	// replaces pendingHold (tests of a create begun ahead and let go).
@@ -238,7 +249,8 @@ func newRunner(ctx context.Context, home string, opts Options) (*Runner, error) 
 		arts:    &artifacts.Store{Dir: filepath.Join(home, "artifacts")},
 		policy:  opts.Policy, detached: opts.Detached, binary: opts.Binary, hookPolicy: opts.HookPolicy,
 		session: opts.Session, now: opts.Now, boot: bootID(), keepSpare: opts.Spare && opts.Detached,
-		transient: opts.Transient, selfPID: os.Getpid(), live: map[string]*supervisor{}, workers: newWorkers(),
+		transient: opts.Transient, supervisorWrites: opts.SupervisorWrites && opts.Detached,
+		selfPID: os.Getpid(), live: map[string]*supervisor{}, workers: newWorkers(),
 	}
 	r.selfTime = processStart(r.selfPID)
 	for _, d := range []string{r.jobsDir, r.arts.Dir} {

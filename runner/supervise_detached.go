@@ -95,12 +95,14 @@ type detachedSupervisor struct {
 	self      int
 	selfStart int64
 
-	// The store opens in the background (open); openStore waits for it.
-	// opening is nil until the open has begun.
-	opening chan error
-	st      *jobstore.Store
-	openErr error
-	opened  bool
+	// The store opens in the background (open); openStore waits for it,
+	// once (openOnce: a job whose row this supervisor writes waits from
+	// another goroutine too). opening is nil until the open has begun.
+	opening  chan error
+	st       *jobstore.Store
+	openErr  error
+	opened   bool
+	openOnce sync.Once
 	// logRestarts says the checkpoint a job with spec.ReadyLog takes
 	// right before its settle (jobstore.Store.ReadyLog, through
 	// supervisor.beforeSettle) copied the whole log, so that the settle
@@ -132,19 +134,18 @@ func (ds *detachedSupervisor) open(ctx context.Context) {
 			OneConnection: true}) // one job at a time: a second connection would parse the schema again
 		ds.st = st
 		ds.opening <- err
-		if err == nil {
+		if err == nil && !ds.om.WritesRow {
 			_ = st.Prepare(ctx, jobstore.SettleWrites)
 		}
 	}()
 }
 
 // openStore opens the store, if that has not begun, waits for it to be
-// open and says whether it is.
+// open and says whether it is. The first call that begins the open must
+// come from Supervise's own goroutine; later ones may come from any.
 func (ds *detachedSupervisor) openStore(ctx context.Context) error {
 	ds.open(ctx)
-	if !ds.opened {
-		ds.openErr, ds.opened = <-ds.opening, true
-	}
+	ds.openOnce.Do(func() { ds.openErr, ds.opened = <-ds.opening, true })
 	return ds.openErr
 }
 
@@ -274,7 +275,7 @@ func (ds *detachedSupervisor) serve(ctx context.Context, statusF *os.File) (agai
 		return false, ds.runHooks(ctx, &sp, report)
 	}
 	var job *bgcmd.Job
-	if sp.Unrecorded {
+	if sp.Unrecorded || sp.SupervisorWrites {
 		if sp.Job == nil || sp.HostPID != ds.self || sp.HostStart != ds.selfStart || sp.Job.ID != sp.JobID {
 			err := errors.New("the hand-over names another supervisor or job")
 			report("error: " + err.Error())
@@ -305,7 +306,7 @@ func (ds *detachedSupervisor) serve(ctx context.Context, statusF *os.File) (agai
 		job = &rec.Job
 	}
 	var precheck func() error
-	if !sp.Unrecorded {
+	if !sp.Unrecorded && !sp.SupervisorWrites {
 		q := &queuedCheck{policyFile: sp.PolicyFile, env: sp.Env, envChecked: sp.EnvChecked, cwd: cwdF,
 			digests: exeDigests{path: filepath.Join(sp.Home, digestsFile), racy: racyWindow}}
 		if sp.Checked != nil {
@@ -366,6 +367,12 @@ func (ds *detachedSupervisor) serve(ctx context.Context, statusF *os.File) (agai
 			sup.store = ds.st
 			return nil
 		}
+	}
+	if sp.SupervisorWrites {
+		// Last: its create waits for the store from another goroutine,
+		// which the reads of ds above must come before.
+		sup.hookless = sp.Hookless
+		sup.create = ds.createAhead(ctx, sup)
 	}
 	go sup.run()
 	err = <-sup.started

@@ -22,7 +22,9 @@ import (
 	"github.com/bgcmd/bgcmd/internal/jobstore"
 )
 
-// TestARunKilledWhileItsCreateIsOpenLeavesNothing: a `bgcmd run` writes
+// TestARunKilledWhileItsCreateIsOpenLeavesNothing: a `bgcmd run --json`
+// (which reads the job's status back, and so opens the store: a plain run
+// leaves the row to its supervisor, runner.Options.SupervisorWrites) writes
 // the job's row in a transaction it holds open while the supervisor starts
 // the child (jobstore.PendingCreate), and commits it once the child runs.
 // SIGKILLed inside that transaction, it leaves nothing: the kernel drops
@@ -67,7 +69,7 @@ func killRunInOpenCreate(t *testing.T, attempt int) bool {
 	ours := func() []int {
 		return slices.DeleteFunc(h.supervisors(), func(pid int) bool { return slices.Contains(others, pid) })
 	}
-	cmd := h.command(context.Background(), append([]string{"run", "--"}, argv...)...)
+	cmd := h.command(context.Background(), append([]string{"--json", "run", "--"}, argv...)...)
 	require.NoError(t, cmd.Start())
 	ended := make(chan error, 1)
 	go func() { ended <- cmd.Wait() }()

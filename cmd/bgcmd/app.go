@@ -64,6 +64,11 @@ func (g *globals) open(ctx context.Context, home string, pol *policy.Policy, ski
 		return nil, err
 	}
 	opts.Host, opts.HostID = id.Name, id.ID
+	// A run that only starts a job leaves its row to the supervisor, and
+	// opens the store only if something else needs it: when the file's
+	// header says its schema is this build's, so that the open checks
+	// nothing of it.
+	opts.Deferred = g.startOnly && opts.DSN == "" && jobstore.SchemaCurrent(opts.Path)
 	bin, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("find the bgcmd binary for detached supervisors: %w", err)
@@ -89,7 +94,7 @@ func (g *globals) open(ctx context.Context, home string, pol *policy.Policy, ski
 	}
 	a.runner, err = runner.New(ctx, runner.Options{Store: a.store, Home: home, Policy: pol, HookPolicy: hookPolicy,
 		Detached: true, Binary: bin, Session: a.session, SkipReconcile: skipReconcile, Spare: g.longLived,
-		Transient: g.transient, Prestarted: pre})
+		Transient: g.transient, Prestarted: pre, SupervisorWrites: opts.Deferred})
 	if err != nil {
 		a.store.Close()
 		return nil, err

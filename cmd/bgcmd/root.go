@@ -29,6 +29,10 @@ type globals struct {
 	// once the job is on record, and its supervisor leaves the store's
 	// log ready for the next command (runner.Options.Transient).
 	transient bool
+	// startOnly is set by run without --wait and --json: it needs nothing
+	// of the store but the job's start, whose row its supervisor writes
+	// when the store is at this build's schema (runner.Options.SupervisorWrites).
+	startOnly bool
 }
 
 func newRootCmd() *cobra.Command {

@@ -183,6 +183,9 @@ func (g *globals) run(cmd *cobra.Command, argv []string, o runFlags) error {
 	ctx, stop := interruptible(cmd.Context())
 	defer stop()
 	g.prestart, g.transient = true, !o.wait
+	// Without --wait or --json, run prints the job's id once it runs,
+	// read from nothing but the start.
+	g.startOnly = !o.wait && !g.json
 	a, err := g.openApp(ctx, true)
 	if err != nil {
 		var le *policy.LoadError

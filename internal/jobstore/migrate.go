@@ -30,7 +30,10 @@ func migrate(ctx context.Context, db *sqlx.DB, path string) error {
 	if _, err := p.GetDBVersion(ctx); err != nil {
 		return describeOpenError(path, err)
 	}
-	return runMigrations(ctx, p, path)
+	if err := runMigrations(ctx, p, path); err != nil {
+		return err
+	}
+	return keepUserVersion(ctx, db, path)
 }
 
 // runMigrations applies p's pending migrations; name is the store in
@@ -51,6 +54,22 @@ func runMigrations(ctx context.Context, p *goose.Provider, name string) error {
 	if _, err := p.Up(ctx); err != nil {
 		return fmt.Errorf("open store %s: migrate: %w", name, err)
 	}
+	return nil
+}
+
+// keepUserVersion sets the SQLite file's user_version to the version its
+// migrations reached (see 00019_user_version.sql and SchemaCurrent).
+func keepUserVersion(ctx context.Context, db *sqlx.DB, path string) error {
+	v, err := appliedVersion(ctx, db)
+	if err != nil {
+		return fmt.Errorf("open store %s: read the schema version: %w", path, err)
+	}
+	if _, err := db.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", v)); err != nil {
+		return fmt.Errorf("open store %s: keep the schema version in the header: %w", path, describeWriteError(err))
+	}
+	// The header SchemaCurrent reads is the file's: copy the log into it
+	// now, as far as no reader needs it (a later checkpoint does the rest).
+	_, _ = db.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
 	return nil
 }
 

@@ -3,6 +3,7 @@ package jobstore
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -66,6 +68,13 @@ type Options struct {
 	// then wait for a write in progress, and a read transaction takes the
 	// write lock.
 	OneConnection bool
+	// Deferred makes the store without opening the database: no
+	// connection, no schema read, no migration, until the first statement
+	// runs, which opens it as it is. For a process that may never use the
+	// store (a `bgcmd run` whose supervisor writes the job's row), and
+	// only for a SQLite file whose schema is this build's (SchemaCurrent):
+	// the open checks nothing of it.
+	Deferred bool
 }
 
 // Store is an open bgcmd database. It is safe for concurrent use.
@@ -177,8 +186,17 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	// A process that reads through its writer (a detached supervisor)
 	// checkpoints in its commits; one with a read pool, after them.
 	s.autocheckpoint = walAutocheckpoint
-	if !opts.OneConnection {
+	if !opts.OneConnection && !opts.Deferred {
 		s.autocheckpoint = 0
+	}
+	if opts.Deferred {
+		// database/sql connects at the first statement; reads go through
+		// the writer, as with OneConnection.
+		if s.w, err = openDB(path, opts.BusyTimeout, false, false, 1, s.autocheckpoint); err != nil {
+			return nil, err
+		}
+		s.r = s.w
+		return s, nil
 	}
 	if err := s.openWriter(ctx, opts.BusyTimeout); err != nil {
 		return nil, err
@@ -296,7 +314,27 @@ func (s *Store) init(ctx context.Context) error {
 			return fmt.Errorf("open store %s: journal_mode is %q, not wal (is the directory on a filesystem without shared memory?)", s.path, mode)
 		}
 	}
-	return migrate(ctx, s.w, s.path)
+	if err := migrate(ctx, s.w, s.path); err != nil {
+		return err
+	}
+	return forgetStatements(ctx, s.w)
+}
+
+// forgetStatements finalises the statements the writer's connection keeps
+// prepared: after a migration, those are its DDL, never run again, which
+// would otherwise hold the places of the store's own (maxCachedStmts).
+func forgetStatements(ctx context.Context, db *sqlx.DB) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return conn.Raw(func(dc any) error {
+		if c, ok := dc.(*stmtConn); ok {
+			return c.closeStmts()
+		}
+		return nil
+	})
 }
 
 // journalMode returns the file's journal mode, in lower case.
@@ -375,3 +413,35 @@ func (s *Store) Host() string { return s.host }
 
 // Now is the store's clock.
 func (s *Store) Now() time.Time { return s.now() }
+
+// SchemaCurrent says whether the SQLite file at path is at this build's
+// schema version, from its header alone (user_version, which migrations
+// keep equal to the schema's version: see 00019_user_version.sql): no
+// SQLite, no lock, a read of 100 bytes. False for a file that is missing,
+// unreadable, not SQLite, or at another version; the caller then opens the
+// store as usual, which migrates it or says why not.
+//
+// The header is the file's, not the write-ahead log's: a migration whose
+// first page is still in the log is not seen until a checkpoint copies it.
+// Seen too old, the store is only opened the usual way; a newer bgcmd's
+// migration seen as this version is refused by the first full open, as
+// any newer schema is.
+func SchemaCurrent(path string) bool {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return false
+	}
+	defer syscall.Close(fd)
+	var h [100]byte
+	if n, err := syscall.Pread(fd, h[:], 0); err != nil || n < len(h) {
+		return false
+	}
+	if string(h[:16]) != "SQLite format 3\x00" {
+		return false
+	}
+	return int64(binary.BigEndian.Uint32(h[60:64])) == latestVersion(sqliteDialect)
+}
+
+// Connected says whether the store has opened a connection to its
+// database: a Deferred store has none until its first statement.
+func (s *Store) Connected() bool { return s.w.Stats().OpenConnections > 0 }

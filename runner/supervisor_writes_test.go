@@ -1,0 +1,97 @@
+package runner_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bgcmd/bgcmd"
+	"github.com/bgcmd/bgcmd/internal/jobstore"
+	"github.com/bgcmd/bgcmd/policy"
+	"github.com/bgcmd/bgcmd/runner"
+)
+
+// TestASupervisorWritesTheRowOfAHostThatNeverOpensItsStore: with
+// SupervisorWrites and a Deferred store (a `bgcmd run`), Start returns the
+// job running with its child's pid, its row written by the supervisor, and
+// the host never connects to its store. The job settles as any other. A
+// start that fails is on record as start_failed, read back; a policy
+// refusal is recorded through the store, which opens then.
+func TestASupervisorWritesTheRowOfAHostThatNeverOpensItsStore(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	home := t.TempDir()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	path := filepath.Join(home, "bgcmd.db")
+	reader, err := jobstore.Open(ctx, jobstore.Options{Path: path})
+	require.NoError(t, err)
+	defer reader.Close()
+	require.True(t, jobstore.SchemaCurrent(path), "a store just migrated says so in its header")
+
+	notExec := filepath.Join(root, "not-executable")
+	require.NoError(t, os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644))
+	exitWith := fixture(t, "exit-with.sh")
+	pol := &policy.Policy{CwdRoot: root, AllowedExecutables: []string{exitWith, notExec},
+		KillGrace: 200 * time.Millisecond}
+	newHost := func() (*jobstore.Store, *runner.Runner) {
+		st, err := jobstore.Open(ctx, jobstore.Options{Path: path, Deferred: true})
+		require.NoError(t, err)
+		t.Cleanup(func() { st.Close() })
+		r, err := runner.New(ctx, runner.Options{Store: st, Home: home, Policy: pol, Detached: true,
+			Binary: os.Args[0], SkipReconcile: true, Transient: true, SupervisorWrites: true})
+		require.NoError(t, err)
+		t.Cleanup(func() { r.Close(context.Background()) })
+		return st, r
+	}
+	settled := func(id string) *jobstore.Record {
+		var rec *jobstore.Record
+		require.Eventually(t, func() bool {
+			rec, err = reader.Get(ctx, id)
+			return err == nil && rec.State.Settled()
+		}, time.Minute, 10*time.Millisecond, "job %s settles", id)
+		return rec
+	}
+
+	st, r := newHost()
+	j, err := r.Start(ctx, []string{exitWith, "3"}, runner.StartOptions{Cwd: root})
+	require.NoError(t, err)
+	require.Equal(t, bgcmd.StateRunning, j.State)
+	require.NotZero(t, j.PID)
+	require.NotNil(t, j.StartedAt)
+	require.False(t, st.Connected(), "the host started the job without connecting to its store")
+	row, err := reader.Get(ctx, j.ID)
+	require.NoError(t, err)
+	require.Equal(t, []any{j.Host, j.HostID, j.Session, j.Argv, j.Exe, j.CreatedAt, j.SupervisorPID, j.PID, *j.StartedAt},
+		[]any{row.Host, row.HostID, row.Session, row.Argv, row.Exe, row.CreatedAt, row.SupervisorPID, row.PID, *row.StartedAt},
+		"the job Start returns reads as its row")
+	rec := settled(j.ID)
+	require.Equal(t, bgcmd.StateExited, rec.State)
+	require.Equal(t, 3, *rec.ExitCode)
+	require.Equal(t, j.PID, rec.PID, "the row has the child the host was told of")
+	require.Equal(t, j.SupervisorPID, rec.SupervisorPID)
+	events, err := reader.Events(ctx, j.ID)
+	require.NoError(t, err)
+	require.Len(t, events, 2, "the create's event and the settle's")
+
+	st, r = newHost()
+	j, err = r.Start(ctx, []string{notExec}, runner.StartOptions{Cwd: root})
+	require.NoError(t, err)
+	require.Equal(t, bgcmd.StateStartFailed, j.State)
+	require.Contains(t, j.Error, "not executable")
+	rec = settled(j.ID)
+	require.Equal(t, bgcmd.StateStartFailed, rec.State)
+	require.True(t, st.Connected(), "a start that failed is read back")
+
+	st, r = newHost()
+	_, err = r.Start(ctx, []string{"/bin/rm", "-rf", root}, runner.StartOptions{Cwd: root})
+	_, refused := policy.IsRefusal(err)
+	require.True(t, refused, "%v", err)
+	refusals, err := reader.Refusals(ctx, 10)
+	require.NoError(t, err)
+	require.Len(t, refusals, 1, "the refusal is recorded through the host's store, opened then")
+}
