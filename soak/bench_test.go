@@ -1,6 +1,7 @@
 package soak
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -75,15 +75,15 @@ func BenchmarkCLIRun(b *testing.B) {
 	ctx := context.Background()
 	var cli, raw, floor, linked, cliAlone, floorAlone []time.Duration
 	var cliCPU, floorCPU, linkedCPU []time.Duration
-	var cliFaults, floorFaults []time.Duration // counts, sorted as durations by percentile
-	floorBlock := func(bin string, into, cpuInto, faultsInto *[]time.Duration) func() {
+	var cliFaults, floorFaults []int64
+	floorBlock := func(bin string, into, cpuInto *[]time.Duration, faultsInto *[]int64) func() {
 		return func() {
 			pids := make([]int, 0, cliBlock)
 			for range cliBlock {
 				took, cpu, faults, pid := runFloor(bin)
 				*into, *cpuInto, pids = append(*into, took), append(*cpuInto, cpu), append(pids, pid)
 				if faultsInto != nil {
-					*faultsInto = append(*faultsInto, time.Duration(faults))
+					*faultsInto = append(*faultsInto, faults)
 				}
 			}
 			awaitGone(b, pids)
@@ -92,14 +92,14 @@ func BenchmarkCLIRun(b *testing.B) {
 	var all []string // every job run, checked settled at the end
 	// cliRun times one `bgcmd run` into took (and its CLI's CPU and page
 	// faults into cpu and faults, when not nil) and returns its job's id.
-	cliRun := func(took, cpu, faults *[]time.Duration) string {
+	cliRun := func(took, cpu *[]time.Duration, faults *[]int64) string {
 		res, err := h.run(ctx, "run", "--", "/bin/true")
 		if err != nil || res.code != 0 {
 			b.Fatalf("%v %s", err, res)
 		}
 		*took = append(*took, res.took)
 		if cpu != nil {
-			*cpu, *faults = append(*cpu, res.cpu), append(*faults, time.Duration(res.faults))
+			*cpu, *faults = append(*cpu, res.cpu), append(*faults, res.faults)
 		}
 		return string(res.stdout[:len(res.stdout)-1])
 	}
@@ -271,9 +271,10 @@ func buildFloor(b *testing.B, tags string) string {
 	return bin
 }
 
-func percentile(d []time.Duration, p int) time.Duration {
-	s := append([]time.Duration(nil), d...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+// percentile is the p-th percentile of d (durations, or counts).
+func percentile[T cmp.Ordered](d []T, p int) T {
+	s := slices.Clone(d)
+	slices.Sort(s)
 	return s[(len(s)-1)*p/100]
 }
 
