@@ -42,22 +42,15 @@ func Supervise(ctx context.Context) error {
 	if _, err := unix.FcntlInt(4, unix.F_GETFD, 0); err == nil {
 		_, _ = unix.Write(4, []byte(supervisorHello+"\n"))
 	}
-	go warmStarts() // while the job is on its way
-	if err := closeInheritedOnExec(); err != nil {
-		return fmt.Errorf("mark inherited descriptors close-on-exec: %w", err)
-	}
-	contain := ContainSubreaper
-	if becomeSubreaper() != nil {
-		contain = ContainProcessGroup
-	}
-	catchSignals(make(chan os.Signal, 1), syscall.SIGHUP, syscall.SIGPIPE, syscall.SIGINT)
 	statusF := os.NewFile(4, "status")
 	if _, err := unix.FcntlInt(3, unix.F_GETFD, 0); err != nil || statusF == nil {
 		return errors.New("no hand-over socket: this command is started by bgcmd itself")
 	}
-	ds := &detachedSupervisor{lr: &lineReader{fd: 3}, contain: contain, self: os.Getpid()}
-	ds.selfStart = processStart(ds.self)
+	ds := &detachedSupervisor{lr: &lineReader{fd: 3}, self: os.Getpid()}
 	defer ds.lr.close()
+	// The store to open first, and its open begun before the rest of this
+	// set-up: its host sends it at once, and the open is the longest part
+	// of a start whose supervisor writes the job's row (openMsg.WritesRow).
 	if err := ds.lr.next(&ds.om); err != nil {
 		fmt.Fprintln(statusF, "error: supervisor ended without a report")
 		statusF.Close()
@@ -70,9 +63,19 @@ func Supervise(ctx context.Context) error {
 		return err
 	}
 	if !ds.om.JobFollows {
-		ds.open(ctx) // a spare: its job may be long in coming
+		ds.open(ctx) // a spare, or a job whose row this supervisor writes
 	}
 	defer ds.closeStore()
+	go warmStarts() // while the job is on its way
+	if err := closeInheritedOnExec(); err != nil {
+		return fmt.Errorf("mark inherited descriptors close-on-exec: %w", err)
+	}
+	ds.contain = ContainSubreaper
+	if becomeSubreaper() != nil {
+		ds.contain = ContainProcessGroup
+	}
+	catchSignals(make(chan os.Signal, 1), syscall.SIGHUP, syscall.SIGPIPE, syscall.SIGINT)
+	ds.selfStart = processStart(ds.self)
 	for {
 		again, err := ds.serve(ctx, statusF)
 		if err != nil || !again {
@@ -123,15 +126,31 @@ type detachedSupervisor struct {
 // are prepared while the job runs, so the settle's transaction, which
 // every other writer of the store waits for, only runs them; a failure
 // there is the settle's to report.
+//
+// A supervisor that writes its job's row (openMsg.WritesRow) begins at
+// once too, as its host has not opened the store, and its open is what
+// that host's caller waits for: a SQLite file at this build's schema
+// (jobstore.SchemaCurrent, read again here) is opened as its host would
+// have (jobstore.Options.Deferred: no migration, no check that finds
+// nothing to do), and the open is done when the create's statements are
+// compiled, which reads the schema; the create then only runs them.
 func (ds *detachedSupervisor) open(ctx context.Context) {
 	if ds.opening != nil {
 		return
 	}
 	ds.opening = make(chan error, 1)
 	go func() {
+		current := ds.om.WritesRow && ds.om.DB == "" && jobstore.SchemaCurrent(ds.om.DBPath)
 		st, err := jobstore.Open(ctx, jobstore.Options{Path: ds.om.DBPath, DSN: ds.om.DB,
 			Host: ds.om.Host, HostID: ds.om.HostID, ShareArtifacts: ds.om.ShareArtifacts,
-			OneConnection: true}) // one job at a time: a second connection would parse the schema again
+			OneConnection: true, // one job at a time: a second connection would parse the schema again
+			Deferred:      current})
+		if err == nil && current {
+			if err = st.Prepare(ctx, jobstore.BeginCreateWrites); err != nil {
+				st.Close()
+				st, err = nil, fmt.Errorf("open store %s: read its schema: %w", ds.om.DBPath, err)
+			}
+		}
 		ds.st = st
 		ds.opening <- err
 		if err == nil && !ds.om.WritesRow {

@@ -1,15 +1,21 @@
 package runner_test
 
 import (
+	"bytes"
 	"context"
+	"database/sql"
+	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/bgcmd/bgcmd"
+	"github.com/bgcmd/bgcmd/internal/hostid"
 	"github.com/bgcmd/bgcmd/internal/jobstore"
 	"github.com/bgcmd/bgcmd/policy"
 	"github.com/bgcmd/bgcmd/runner"
@@ -94,4 +100,76 @@ func TestASupervisorWritesTheRowOfAHostThatNeverOpensItsStore(t *testing.T) {
 	refusals, err := reader.Refusals(ctx, 10)
 	require.NoError(t, err)
 	require.Len(t, refusals, 1, "the refusal is recorded through the host's store, opened then")
+}
+
+// TestASupervisorThatCannotReadItsStoreFailsTheStartAndLeavesNothing: a
+// file whose header says it is at this build's schema (SchemaCurrent) but
+// whose schema is not bgcmd's. The supervisor, which opens such a store
+// as its host does, without migrating it, cannot compile its create: the
+// start fails with an error that names the store and what is wrong, and
+// the child it may have started meanwhile is not left running.
+func TestASupervisorThatCannotReadItsStoreFailsTheStartAndLeavesNothing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	home := t.TempDir()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	path := filepath.Join(home, "bgcmd.db")
+	migrated, err := jobstore.Open(ctx, jobstore.Options{Path: filepath.Join(home, "migrated.db")})
+	require.NoError(t, err)
+	require.NoError(t, migrated.Close())
+	header, err := os.ReadFile(filepath.Join(home, "migrated.db"))
+	require.NoError(t, err)
+	version := binary.BigEndian.Uint32(header[60:64]) // user_version
+	foreign, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	for _, q := range []string{"PRAGMA journal_mode = WAL", "CREATE TABLE notes (body TEXT)",
+		fmt.Sprintf("PRAGMA user_version = %d", version), "PRAGMA wal_checkpoint(TRUNCATE)"} {
+		_, err := foreign.Exec(q)
+		require.NoError(t, err, q)
+	}
+	require.NoError(t, foreign.Close())
+	require.True(t, jobstore.SchemaCurrent(path), "the header names this build's schema")
+
+	waiter := fixture(t, "wait-for-file.sh")
+	never := filepath.Join(root, "never")
+	pol := &policy.Policy{CwdRoot: root, AllowedExecutables: []string{waiter}, KillGrace: 200 * time.Millisecond}
+	id, err := hostid.Load(home)
+	require.NoError(t, err)
+	opts := jobstore.Options{Path: path, Host: id.Name, HostID: id.ID, Deferred: true}
+	// As `bgcmd run` does: the supervisor is started, and told the store,
+	// before the host's store is made.
+	pre, err := runner.Prestart(os.Args[0], opts)
+	require.NoError(t, err)
+	st, err := jobstore.Open(ctx, opts)
+	require.NoError(t, err)
+	defer st.Close()
+	r, err := runner.New(ctx, runner.Options{Store: st, Home: home, Policy: pol, Detached: true,
+		Binary: os.Args[0], SkipReconcile: true, Transient: true, Prestarted: pre, SupervisorWrites: true})
+	require.NoError(t, err)
+	defer r.Close(context.Background())
+	j, err := r.Start(ctx, []string{waiter, never}, runner.StartOptions{Cwd: root})
+	require.Error(t, err, "%+v", j)
+	require.Contains(t, err.Error(), path, "the error names the store")
+	require.Contains(t, err.Error(), "no such table", "and says what is wrong with it")
+	require.Eventually(t, func() bool { return len(processesNaming(never)) == 0 }, time.Minute, 10*time.Millisecond,
+		"no process of the attempt is left running")
+}
+
+// processesNaming returns the pids of the processes whose command line
+// holds arg.
+func processesNaming(arg string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && bytes.Contains(b, []byte("\x00"+arg)) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }

@@ -415,11 +415,14 @@ func (s *Store) Host() string { return s.host }
 func (s *Store) Now() time.Time { return s.now() }
 
 // SchemaCurrent says whether the SQLite file at path is at this build's
-// schema version, from its header alone (user_version, which migrations
-// keep equal to the schema's version: see 00019_user_version.sql): no
-// SQLite, no lock, a read of 100 bytes. False for a file that is missing,
-// unreadable, not SQLite, or at another version; the caller then opens the
-// store as usual, which migrates it or says why not.
+// schema version and in write-ahead-log mode, as a full open leaves it,
+// from its header alone (user_version, which migrations keep equal to the
+// schema's version: see 00019_user_version.sql; the file format versions,
+// 2 in WAL mode): no SQLite, no lock, a read of 100 bytes. False for a
+// file that is missing, unreadable, not SQLite, at another version, or
+// taken out of WAL mode (by hand: no bgcmd does); the caller then opens
+// the store as usual, which migrates it, puts it back in WAL mode, or says
+// why not.
 //
 // The header is the file's, not the write-ahead log's: a migration whose
 // first page is still in the log is not seen until a checkpoint copies it.
@@ -436,7 +439,7 @@ func SchemaCurrent(path string) bool {
 	if n, err := syscall.Pread(fd, h[:], 0); err != nil || n < len(h) {
 		return false
 	}
-	if string(h[:16]) != "SQLite format 3\x00" {
+	if string(h[:16]) != "SQLite format 3\x00" || h[18] != 2 || h[19] != 2 {
 		return false
 	}
 	return int64(binary.BigEndian.Uint32(h[60:64])) == latestVersion(sqliteDialect)

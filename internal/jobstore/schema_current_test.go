@@ -13,8 +13,8 @@ import (
 
 // TestSchemaCurrentReadsTheVersionFromTheHeader: a store migrated by this
 // build says so in its file's header, which SchemaCurrent reads without
-// SQLite; a missing file, one that is not SQLite, and one whose header
-// names another version do not.
+// SQLite; a missing file, one that is not SQLite, one whose header names
+// another version and one taken out of WAL mode do not.
 func TestSchemaCurrentReadsTheVersionFromTheHeader(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -33,6 +33,13 @@ func TestSchemaCurrentReadsTheVersionFromTheHeader(t *testing.T) {
 	b[63]-- // user_version, big-endian, at offset 60
 	require.NoError(t, os.WriteFile(older, b, 0o600))
 	require.False(t, jobstore.SchemaCurrent(older), "a header naming another version")
+
+	rollback := filepath.Join(dir, "rollback.db")
+	b, err = os.ReadFile(path)
+	require.NoError(t, err)
+	b[18], b[19] = 1, 1 // the file format versions: 2 in WAL mode, 1 with a rollback journal
+	require.NoError(t, os.WriteFile(rollback, b, 0o600))
+	require.False(t, jobstore.SchemaCurrent(rollback), "a file taken out of WAL mode")
 
 	other := filepath.Join(dir, "other.db")
 	require.NoError(t, os.WriteFile(other, make([]byte, 4096), 0o600))
