@@ -32,7 +32,12 @@ const containMarker = "BGCMD_CONTAIN_MARK"
 // carries marker. A zombie's environment cannot be read, so zombies are
 // found by the pids seen earlier (see gone).
 func marked(marker string) []int {
-	want := []byte(containMarker + "=" + marker + "\x00")
+	return processesWhose("environ", []byte(containMarker+"="+marker+"\x00"))
+}
+
+// processesWhose lists the pids of the processes whose /proc/PID/file holds
+// want.
+func processesWhose(file string, want []byte) []int {
 	entries, _ := os.ReadDir("/proc")
 	var pids []int
 	for _, e := range entries {
@@ -40,8 +45,8 @@ func marked(marker string) []int {
 		if err != nil {
 			continue
 		}
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err == nil && bytes.Contains(env, want) {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), file))
+		if err == nil && bytes.Contains(b, want) {
 			pids = append(pids, pid)
 		}
 	}

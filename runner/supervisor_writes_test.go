@@ -1,14 +1,12 @@
 package runner_test
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -30,10 +28,7 @@ import (
 func TestASupervisorWritesTheRowOfAHostThatNeverOpensItsStore(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	home := t.TempDir()
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	require.NoError(t, err)
-	path := filepath.Join(home, "bgcmd.db")
+	home, root, path := storeHome(t)
 	reader, err := jobstore.Open(ctx, jobstore.Options{Path: path})
 	require.NoError(t, err)
 	defer reader.Close()
@@ -111,10 +106,7 @@ func TestASupervisorWritesTheRowOfAHostThatNeverOpensItsStore(t *testing.T) {
 func TestASupervisorThatCannotReadItsStoreFailsTheStartAndLeavesNothing(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	home := t.TempDir()
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	require.NoError(t, err)
-	path := filepath.Join(home, "bgcmd.db")
+	home, root, path := storeHome(t)
 	migrated, err := jobstore.Open(ctx, jobstore.Options{Path: filepath.Join(home, "migrated.db")})
 	require.NoError(t, err)
 	require.NoError(t, migrated.Close())
@@ -156,20 +148,17 @@ func TestASupervisorThatCannotReadItsStoreFailsTheStartAndLeavesNothing(t *testi
 		"no process of the attempt is left running")
 }
 
-// processesNaming returns the pids of the processes whose command line
-// holds arg.
+// processesNaming returns the pids of the processes one of whose
+// arguments is arg.
 func processesNaming(arg string) []int {
-	ents, _ := os.ReadDir("/proc")
-	var pids []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err == nil && bytes.Contains(b, []byte("\x00"+arg)) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
+	return processesWhose("cmdline", []byte("\x00"+arg))
+}
+
+// storeHome returns a home directory, a sandbox root (symlinks resolved)
+// and the path of a store in the home, not made yet.
+func storeHome(t *testing.T) (home, root, path string) {
+	home = t.TempDir()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	return home, root, filepath.Join(home, "bgcmd.db")
 }
