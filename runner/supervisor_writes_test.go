@@ -148,8 +148,8 @@ func TestASupervisorThatCannotReadItsStoreFailsTheStartAndLeavesNothing(t *testi
 		"no process of the attempt is left running")
 }
 
-// processesNaming returns the pids of the processes one of whose
-// arguments is arg.
+// processesNaming returns the pids of the processes an argument of whose
+// command line, after the first, begins with arg.
 func processesNaming(arg string) []int {
 	return processesWhose("cmdline", []byte("\x00"+arg))
 }
