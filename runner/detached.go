@@ -103,9 +103,10 @@ type spec struct {
 	// with the store open (see detachedSupervisor.closeStore).
 	ReadyLog bool `json:"ready_log,omitempty"`
 	// SupervisorWrites says Job has no row and the supervisor writes it:
-	// it begins the create while it starts the child and commits it with
-	// the child's pid and start, then reports the child running (or the
-	// start that failed, on record as start_failed, as a bare "ok"). Its
+	// once the child runs it announces the create, the child's pid and
+	// start in it (jobstore.Announce), reports the child running, and
+	// then opens the store and writes the row; a start that failed is
+	// written as start_failed first, and reported as a bare "ok". Its
 	// host may never have opened the store (Options.SupervisorWrites).
 	SupervisorWrites bool `json:"supervisor_writes,omitempty"`
 }

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/bgcmd/bgcmd/internal/atomicfile"
 	"github.com/bgcmd/bgcmd/internal/jobstore"
 )
@@ -32,8 +30,7 @@ func isExportName(name string) bool {
 	if !ok {
 		return false
 	}
-	u, err := uuid.Parse(id)
-	return err == nil && u.String() == id
+	return jobstore.CanonicalID(id)
 }
 
 // exportFiles lists what gc may remove under ExportsDir: the temporary

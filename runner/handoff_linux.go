@@ -58,9 +58,9 @@ type openMsg struct {
 	// opens it at once.
 	JobFollows bool `json:"job_follows,omitempty"`
 	// WritesRow says the job that follows has no row and the supervisor
-	// writes it (spec.SupervisorWrites): it opens the store at once, and
-	// readies the settle's statements only once the row is written, the
-	// create being what its host waits for.
+	// writes it (spec.SupervisorWrites): it announces the job's create and
+	// reports the job running once the child runs, and only then opens
+	// the store and writes the row (see supervisor.announceTo).
 	WritesRow bool `json:"writes_row,omitempty"`
 }
 
@@ -355,7 +355,7 @@ func Prestart(binary string, opts jobstore.Options) (*Prestarted, error) {
 		HostID: opts.HostID, ShareArtifacts: opts.ShareArtifacts,
 		// A host that has not opened its store (Deferred) leaves the job's
 		// row to the supervisor (Options.SupervisorWrites): that one opens
-		// the store at once, while its host gets the job ready.
+		// the store once the job runs and is announced.
 		JobFollows: !opts.Deferred, WritesRow: opts.Deferred}
 	if sp := spawn.TakeEarly(binary, om.DB != ""); sp != nil {
 		return &Prestarted{p: adoptSupervisor(sp, om)}, nil

@@ -37,6 +37,9 @@ type ReconcileReport struct {
 // reboot every running job is reconciled. It is idempotent and safe when two
 // processes run it at once: each job is settled once.
 func (r *Runner) Reconcile(ctx context.Context) (*ReconcileReport, error) {
+	if err := r.landAnnounced(ctx); err != nil {
+		return nil, fmt.Errorf("reconcile: %w", err)
+	}
 	recs, err := r.store.RunningOnHost(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reconcile: %w", err)
@@ -99,6 +102,29 @@ func (r *Runner) supervisorAlive(rec *jobstore.Record) bool {
 // control could.
 func supervisorStopped(rec *jobstore.Record, st procStat) bool {
 	return rec.Detached && stoppedState(st.state)
+}
+
+// landAnnounced writes the rows of the creates announced by detached
+// supervisors (jobstore.Announce) that ended before they wrote them, so
+// that reconcile settles those jobs below as any job whose supervisor
+// died; it waits for those that are writing theirs. A supervisor of this
+// host that was stopped in that window (its own job can stop it) holds
+// its record, which the store's readers neither wait for nor land: it is
+// ended first, as reconcile ends a stopped supervisor of a job on record.
+func (r *Runner) landAnnounced(ctx context.Context) error {
+	jobs, err := r.store.Announced()
+	if err != nil || len(jobs) == 0 {
+		return err
+	}
+	for _, j := range jobs {
+		rec := &jobstore.Record{Job: *j}
+		if r.ownJob(rec) {
+			signalIf(j.SupervisorPID, syscall.SIGKILL, func(st procStat) bool {
+				return st.start == j.SupervisorStart && supervisorStopped(rec, st)
+			})
+		}
+	}
+	return r.store.LandAnnounced(ctx)
 }
 
 // endStoppedSupervisor kills the job's detached supervisor if it is still

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -543,6 +544,12 @@ func (r *Runner) leftoverDirs(ctx context.Context) ([]GCItem, error) {
 		}
 	}
 	sort.Strings(ids)
+	// A job reported running before its row is written: a record of its
+	// create is beside the store until then (see jobstore.Announce).
+	announced, err := r.store.Announced()
+	if err != nil {
+		return nil, err
+	}
 	states, err := r.store.JobStates(ctx, ids)
 	if err != nil {
 		return nil, err
@@ -551,7 +558,7 @@ func (r *Runner) leftoverDirs(ctx context.Context) ([]GCItem, error) {
 	for _, id := range ids {
 		st, known := states[id]
 		reason, ok := notRunning(st, known)
-		if !ok {
+		if !ok || !known && slices.ContainsFunc(announced, func(j *bgcmd.Job) bool { return j.ID == id }) {
 			continue // running: its supervisor owns the directory
 		}
 		dir := r.jobDir(id)

@@ -98,7 +98,9 @@ type Options struct {
 	// its supervisor, which opens the store anyway for the job's settle:
 	// a process that starts one job and ends (bgcmd run) then need never
 	// open its own store, whose open and schema are most of what such a
-	// start costs it (see jobstore.Options.Deferred). Not with a policy
+	// start costs it (see jobstore.Options.Deferred). On SQLite the
+	// supervisor reports the job running once its create is announced
+	// (jobstore.Announce), and writes the row after. Not with a policy
 	// on_settle hook (its row is written by the host, with the job's) nor
 	// with Spare (a long-lived host writes faster than a supervisor can
 	// open the store).

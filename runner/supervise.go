@@ -112,6 +112,13 @@ type supervisor struct {
 	// start fails with its error, nothing on record. Unset once the row
 	// exists.
 	create func() error
+	// announceTo, with create, is the SQLite store whose row create
+	// writes after the job is reported running: once the child runs, a
+	// record of the row is announced beside the store (jobstore.Announce),
+	// the job reported running, and only then is the row written. Every
+	// reader of the store reads the record as the row meanwhile, and writes
+	// it if this process ends first.
+	announceTo string
 	// createErr is why create failed: the job has no row.
 	createErr error
 	// hookless says no on_settle hook was stored with the job (create's, in
@@ -269,6 +276,23 @@ func (s *supervisor) supervise(ctx context.Context) (*supervised, error) {
 				return nil, stopUnrecorded(p, readers, streams, err)
 			}
 		}
+	} else if s.create != nil && s.announceTo != "" {
+		a, err := jobstore.Announce(s.announceTo, s.job)
+		if err != nil {
+			return nil, stopUnrecorded(p, readers, streams, err)
+		}
+		s.reportStarted()
+		if err := s.createRow(); err != nil {
+			// Reported running, and on record only as announced: the
+			// child is stopped, and the store's next reader writes the
+			// row once this process has ended (its lock on the record
+			// goes with it), for reconcile to settle as orphaned.
+			return nil, stopUnrecorded(p, readers, streams, err)
+		}
+		a.Done()
+		p.recorded(true)
+		res.outcome = s.watch(ctx, p, readers, streams)
+		return res, nil
 	} else if s.create != nil {
 		if err := s.createRow(); err != nil {
 			return nil, stopUnrecorded(p, readers, streams, err)
@@ -280,7 +304,17 @@ func (s *supervisor) supervise(ctx context.Context) (*supervised, error) {
 	p.recorded(marked == nil)
 	if marked != nil {
 		signalJob(p, syscall.SIGKILL)
+		s.started <- nil
+	} else {
+		s.reportStarted()
 	}
+	res.outcome = s.watch(ctx, p, readers, streams)
+	return res, nil
+}
+
+// reportStarted tells the starter the child runs, with the job as it
+// then reads (running).
+func (s *supervisor) reportStarted() {
 	running := *s.job
 	if running.EnvNames == nil {
 		running.EnvNames = []string{}
@@ -288,13 +322,8 @@ func (s *supervisor) supervise(ctx context.Context) (*supervised, error) {
 	if running.Labels == nil {
 		running.Labels = map[string]string{}
 	}
-	if marked == nil {
-		s.running = &running
-	}
+	s.running = &running
 	s.started <- nil
-
-	res.outcome = s.watch(ctx, p, readers, streams)
-	return res, nil
 }
 
 // notStarted is a child that could not be started, under a supervisor

@@ -48,9 +48,7 @@ func Supervise(ctx context.Context) error {
 	}
 	ds := &detachedSupervisor{lr: &lineReader{fd: 3}, self: os.Getpid()}
 	defer ds.lr.close()
-	// The store to open first, and its open begun before the rest of this
-	// set-up: its host sends it at once, and the open is the longest part
-	// of a start whose supervisor writes the job's row (openMsg.WritesRow).
+	// The store, which its host sends at once.
 	if err := ds.lr.next(&ds.om); err != nil {
 		fmt.Fprintln(statusF, "error: supervisor ended without a report")
 		statusF.Close()
@@ -62,8 +60,8 @@ func Supervise(ctx context.Context) error {
 		statusF.Close()
 		return err
 	}
-	if !ds.om.JobFollows {
-		ds.open(ctx) // a spare, or a job whose row this supervisor writes
+	if !ds.om.JobFollows && !ds.om.WritesRow {
+		ds.open(ctx) // a spare: it waits for its job with the store open
 	}
 	defer ds.closeStore()
 	go warmStarts() // while the job is on its way
@@ -98,14 +96,16 @@ type detachedSupervisor struct {
 	self      int
 	selfStart int64
 
-	// The store opens in the background (open); openStore waits for it,
-	// once (openOnce: a job whose row this supervisor writes waits from
-	// another goroutine too). opening is nil until the open has begun.
-	opening  chan error
-	st       *jobstore.Store
-	openErr  error
-	opened   bool
-	openOnce sync.Once
+	// The store opens in the background (open, begun once: beginOpen);
+	// openStore waits for it, once (openOnce: a job whose row this
+	// supervisor writes waits from another goroutine). opening is nil
+	// until the open has begun.
+	beginOpen sync.Once
+	opening   chan error
+	st        *jobstore.Store
+	openErr   error
+	opened    bool
+	openOnce  sync.Once
 	// logRestarts says the checkpoint a job with spec.ReadyLog takes
 	// right before its settle (jobstore.Store.ReadyLog, through
 	// supervisor.beforeSettle) copied the whole log, so that the settle
@@ -127,41 +127,41 @@ type detachedSupervisor struct {
 // every other writer of the store waits for, only runs them; a failure
 // there is the settle's to report.
 //
-// A supervisor that writes its job's row (openMsg.WritesRow) begins at
-// once too, as its host has not opened the store, and its open is what
-// that host's caller waits for: a SQLite file at this build's schema
-// (jobstore.SchemaCurrent, read again here) is opened as its host would
-// have (jobstore.Options.Deferred: no migration, no check that finds
-// nothing to do), and the open is done when the create's statements are
-// compiled, which reads the schema; the create then only runs them.
+// A supervisor that writes its job's row (openMsg.WritesRow) begins once
+// its job is announced and reported running (createAfter), so that
+// neither this open nor the create is what its host's caller waits for,
+// and the open does not take the CPU from the host and the child's start
+// meanwhile: a SQLite file at this build's schema (jobstore.SchemaCurrent,
+// read again here) is opened as its host would have
+// (jobstore.Options.Deferred: no migration, no check that finds nothing to
+// do), and the open is done when the create's statements are compiled,
+// which reads the schema; the create then only runs them.
 func (ds *detachedSupervisor) open(ctx context.Context) {
-	if ds.opening != nil {
-		return
+	ds.beginOpen.Do(func() { ds.opening = make(chan error, 1); go ds.openNow(ctx) })
+}
+
+// openNow opens the store and says so on ds.opening (see open).
+func (ds *detachedSupervisor) openNow(ctx context.Context) {
+	current := ds.om.WritesRow && ds.om.DB == "" && jobstore.SchemaCurrent(ds.om.DBPath)
+	st, err := jobstore.Open(ctx, jobstore.Options{Path: ds.om.DBPath, DSN: ds.om.DB,
+		Host: ds.om.Host, HostID: ds.om.HostID, ShareArtifacts: ds.om.ShareArtifacts,
+		OneConnection: true, // one job at a time: a second connection would parse the schema again
+		Deferred:      current})
+	if err == nil && current {
+		if err = st.Prepare(ctx, jobstore.CreateWrites); err != nil {
+			st.Close()
+			st, err = nil, fmt.Errorf("open store %s: read its schema: %w", ds.om.DBPath, err)
+		}
 	}
-	ds.opening = make(chan error, 1)
-	go func() {
-		current := ds.om.WritesRow && ds.om.DB == "" && jobstore.SchemaCurrent(ds.om.DBPath)
-		st, err := jobstore.Open(ctx, jobstore.Options{Path: ds.om.DBPath, DSN: ds.om.DB,
-			Host: ds.om.Host, HostID: ds.om.HostID, ShareArtifacts: ds.om.ShareArtifacts,
-			OneConnection: true, // one job at a time: a second connection would parse the schema again
-			Deferred:      current})
-		if err == nil && current {
-			if err = st.Prepare(ctx, jobstore.BeginCreateWrites); err != nil {
-				st.Close()
-				st, err = nil, fmt.Errorf("open store %s: read its schema: %w", ds.om.DBPath, err)
-			}
-		}
-		ds.st = st
-		ds.opening <- err
-		if err == nil && !ds.om.WritesRow {
-			_ = st.Prepare(ctx, jobstore.SettleWrites)
-		}
-	}()
+	ds.st = st
+	ds.opening <- err
+	if err == nil && !ds.om.WritesRow {
+		_ = st.Prepare(ctx, jobstore.SettleWrites)
+	}
 }
 
 // openStore opens the store, if that has not begun, waits for it to be
-// open and says whether it is. The first call that begins the open must
-// come from Supervise's own goroutine; later ones may come from any.
+// open and says whether it is. Any goroutine may call it.
 func (ds *detachedSupervisor) openStore(ctx context.Context) error {
 	ds.open(ctx)
 	ds.openOnce.Do(func() { ds.openErr, ds.opened = <-ds.opening, true })
@@ -388,10 +388,13 @@ func (ds *detachedSupervisor) serve(ctx context.Context, statusF *os.File) (agai
 		}
 	}
 	if sp.SupervisorWrites {
-		// Last: its create waits for the store from another goroutine,
-		// which the reads of ds above must come before.
 		sup.hookless = sp.Hookless
-		sup.create = ds.createAhead(ctx, sup)
+		sup.create = ds.createAfter(ctx, sup)
+		if ds.om.DB == "" {
+			// The record names this host, as the row will.
+			sup.announceTo = ds.om.DBPath
+			job.Host, job.HostID = ds.om.Host, ds.om.HostID
+		}
 	}
 	go sup.run()
 	err = <-sup.started
@@ -413,6 +416,12 @@ func (ds *detachedSupervisor) serve(ctx context.Context, statusF *os.File) (agai
 	// subreaper as it is the job's, and nothing of a job outlives its
 	// supervisor.
 	reapTree(&usageSum{})
+	if sup.running != nil && sup.createErr != nil {
+		// Reported running once announced, and its row not written: the
+		// child was stopped, and the store's next reader writes the row
+		// from the record this process leaves (see jobstore.Announce).
+		return false, fmt.Errorf("job %s was reported running, and its row could not be written: %w", sp.JobID, sup.createErr)
+	}
 	// Another job only for a supervisor its host asked back, whose job is
 	// on record as settled with nothing of it left running.
 	return keep && sup.settled != nil && noChildren(), nil

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"time"
 
 	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/internal/jobstore"
@@ -14,9 +13,10 @@ import (
 
 // startWrittenBySupervisor hands job, whose row is not written yet, to the
 // prepared supervisor p with specFor's spec (spec.SupervisorWrites): the
-// supervisor starts the child, writes the row with the child in it and
-// reports it running, so that this process does not touch the store on
-// that path. It closes logf.
+// supervisor starts the child, announces the row with the child in it and
+// reports it running, then writes the row, so that this process does not
+// touch the store on that path, and neither the store's open nor the row's
+// write is what it waits for. It closes logf.
 //
 // Any other end is made sure of through the store: a start that failed is
 // on record as start_failed (the supervisor's, read back); a supervisor
@@ -56,34 +56,14 @@ func (r *Runner) startWrittenBySupervisor(ctx context.Context, job *bgcmd.Job, p
 	return j, nil
 }
 
-// createAhead begins, in the background, the create of the job of sup
-// (spec.SupervisorWrites) once the store is open: the row is written
-// ahead, in a transaction left open while the child starts, as a host
-// does (startDetached). It returns sup's create: the commit of that
-// transaction with the child's pid and start in the row, or, when it
-// could not begin or was let go (after pendingHold, a child slow to
-// start) or the child did not start, the whole create. Either way the
-// event feed's watchers are woken.
-func (ds *detachedSupervisor) createAhead(ctx context.Context, sup *supervisor) func() error {
-	type begun struct {
-		pending *jobstore.PendingCreate
-		err     error
-	}
-	ahead := make(chan begun, 1)
-	ahead0 := *sup.job // the child's start fills in sup.job meanwhile
-	go func() {
-		if err := ds.openStore(ctx); err != nil {
-			ahead <- begun{err: err}
-			return
-		}
-		pending, err := ds.st.BeginCreate(ctx, &ahead0)
-		if err == nil {
-			time.AfterFunc(pendingHold, pending.Abort) // after a commit, it does nothing
-		}
-		ahead <- begun{pending, err}
-	}()
+// createAfter returns the create of sup's job (spec.SupervisorWrites):
+// the store is opened (or its open, begun already, waited for) and the
+// row written, with the child in it once it runs. On SQLite the job has
+// been announced and reported running by then (supervisor.announceTo), so
+// that neither the open nor the create is what the caller waits for. The
+// event feed's watchers are woken after.
+func (ds *detachedSupervisor) createAfter(ctx context.Context, sup *supervisor) func() error {
 	return func() error {
-		b := <-ahead // after the open: ds's store is set, or openStore says why not
 		if err := ds.openStore(ctx); err != nil {
 			return err
 		}
@@ -93,16 +73,6 @@ func (ds *detachedSupervisor) createAhead(ctx context.Context, sup *supervisor) 
 			// The settle's statements, while the job runs (see open).
 			go func() { _ = ds.st.Prepare(ctx, jobstore.SettleWrites) }()
 		}()
-		j := sup.job
-		if b.err == nil && j.StartedAt != nil {
-			err := b.pending.Commit(ctx, jobstore.StartedParams{ID: j.ID, PID: j.PID, PGID: j.PGID,
-				PIDStart: j.PIDStart, StartedAt: *j.StartedAt})
-			if !errors.Is(err, jobstore.ErrCreateDropped) {
-				return err
-			}
-		} else if b.err == nil {
-			b.pending.Abort() // no child: the row is written as it reads now
-		}
-		return ds.st.Create(ctx, j)
+		return ds.st.Create(ctx, sup.job)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/internal/hostid"
 	"github.com/bgcmd/bgcmd/internal/jobstore"
+	"github.com/bgcmd/bgcmd/internal/testkit"
 	"github.com/bgcmd/bgcmd/policy"
 	"github.com/bgcmd/bgcmd/runner"
 )
@@ -97,13 +99,16 @@ func TestASupervisorWritesTheRowOfAHostThatNeverOpensItsStore(t *testing.T) {
 	require.Len(t, refusals, 1, "the refusal is recorded through the host's store, opened then")
 }
 
-// TestASupervisorThatCannotReadItsStoreFailsTheStartAndLeavesNothing: a
+// TestASupervisorThatCannotReadItsStoreStopsTheJobAndKeepsItsRecord: a
 // file whose header says it is at this build's schema (SchemaCurrent) but
-// whose schema is not bgcmd's. The supervisor, which opens such a store
-// as its host does, without migrating it, cannot compile its create: the
-// start fails with an error that names the store and what is wrong, and
-// the child it may have started meanwhile is not left running.
-func TestASupervisorThatCannotReadItsStoreFailsTheStartAndLeavesNothing(t *testing.T) {
+// whose schema is not bgcmd's. The supervisor announces the job's create
+// and reports it running before it opens the store, as its host would,
+// without migrating it; it then cannot write the row. It stops the child
+// (nothing of the attempt is left running), says why in its log, naming
+// the store and what is wrong with it, and leaves the announced record,
+// which a reader of the store still finds: the job is not lost, and the
+// reader's error says what stands in the way.
+func TestASupervisorThatCannotReadItsStoreStopsTheJobAndKeepsItsRecord(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	home, root, path := storeHome(t)
@@ -141,11 +146,19 @@ func TestASupervisorThatCannotReadItsStoreFailsTheStartAndLeavesNothing(t *testi
 	require.NoError(t, err)
 	defer r.Close(context.Background())
 	j, err := r.Start(ctx, []string{waiter, never}, runner.StartOptions{Cwd: root})
-	require.Error(t, err, "%+v", j)
-	require.Contains(t, err.Error(), path, "the error names the store")
-	require.Contains(t, err.Error(), "no such table", "and says what is wrong with it")
+	require.NoError(t, err, "announced: reported running")
+	require.Equal(t, bgcmd.StateRunning, j.State)
 	require.Eventually(t, func() bool { return len(processesNaming(never)) == 0 }, time.Minute, 10*time.Millisecond,
 		"no process of the attempt is left running")
+	require.Eventually(t, func() bool { return !processAlive(j.SupervisorPID) }, time.Minute, 10*time.Millisecond,
+		"the supervisor ends")
+	log, err := os.ReadFile(filepath.Join(home, "jobs", j.ID, "supervisor.log"))
+	require.NoError(t, err)
+	require.Contains(t, string(log), path, "its log names the store")
+	require.Contains(t, string(log), "no such table", "and says what is wrong with it")
+	require.FileExists(t, filepath.Join(jobstore.AnnounceDir(path), j.ID), "the record of the job is kept")
+	_, err = st.Get(ctx, j.ID)
+	require.ErrorContains(t, err, "no such table", "a reader is told what stands between it and the job")
 }
 
 // processesNaming returns the pids of the processes an argument of whose
@@ -161,4 +174,69 @@ func storeHome(t *testing.T) (home, root, path string) {
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
 	return home, root, filepath.Join(home, "bgcmd.db")
+}
+
+// TestASupervisorEndedBeforeItWritesAnAnnouncedRowLosesNothing: a `bgcmd
+// run`'s supervisor reports its job running once the create is announced,
+// and writes the row after. Held in that window (the store busy), it is
+// killed, or stopped (the job itself can stop it: same user). Reconcile
+// then writes the row from the record, ending a stopped supervisor first,
+// and settles the job as any whose supervisor died: on record, orphaned,
+// with nothing of it left running.
+func TestASupervisorEndedBeforeItWritesAnAnnouncedRowLosesNothing(t *testing.T) {
+	t.Parallel()
+	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGSTOP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			home, root, path := storeHome(t)
+			testkit.Cleanup(t, home)
+			reader, err := jobstore.Open(ctx, jobstore.Options{Path: path})
+			require.NoError(t, err)
+			defer reader.Close()
+			waiter := fixture(t, "wait-for-file.sh")
+			never := filepath.Join(root, "never")
+			pol := &policy.Policy{CwdRoot: root, AllowedExecutables: []string{waiter}, KillGrace: 200 * time.Millisecond}
+			st, err := jobstore.Open(ctx, jobstore.Options{Path: path, Deferred: true})
+			require.NoError(t, err)
+			defer st.Close()
+			r, err := runner.New(ctx, runner.Options{Store: st, Home: home, Policy: pol, Detached: true,
+				Binary: os.Args[0], SkipReconcile: true, Transient: true, SupervisorWrites: true})
+			require.NoError(t, err)
+			defer r.Close(context.Background())
+
+			// The store's write lock, held: the row waits.
+			blocker, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+			require.NoError(t, err)
+			defer blocker.Close()
+			conn, err := blocker.Conn(ctx)
+			require.NoError(t, err)
+			defer conn.Close()
+			_, err = conn.ExecContext(ctx, "BEGIN IMMEDIATE")
+			require.NoError(t, err)
+
+			j, err := r.Start(ctx, []string{waiter, never}, runner.StartOptions{Cwd: root})
+			require.NoError(t, err)
+			require.Equal(t, bgcmd.StateRunning, j.State, "reported running once announced")
+			require.FileExists(t, filepath.Join(jobstore.AnnounceDir(path), j.ID))
+			require.NoError(t, syscall.Kill(j.SupervisorPID, sig))
+			if sig == syscall.SIGSTOP {
+				require.Eventually(t, func() bool { return procState(j.SupervisorPID) == 'T' }, time.Minute, 5*time.Millisecond)
+			}
+			_, err = conn.ExecContext(ctx, "ROLLBACK")
+			require.NoError(t, err)
+
+			rep, err := r.Reconcile(ctx)
+			require.NoError(t, err)
+			require.Equal(t, 1, rep.Orphaned, "%+v", rep)
+			rec, err := reader.Get(ctx, j.ID)
+			require.NoError(t, err, "the job is on record")
+			require.Equal(t, bgcmd.StateOrphaned, rec.State)
+			require.Equal(t, []any{j.PID, j.PIDStart, j.Argv, j.CreatedAt, *j.StartedAt},
+				[]any{rec.PID, rec.PIDStart, rec.Argv, rec.CreatedAt, *rec.StartedAt}, "as its supervisor announced it")
+			require.Eventually(t, func() bool { return len(processesNaming(never)) == 0 && !processAlive(j.SupervisorPID) },
+				time.Minute, 10*time.Millisecond, "nothing of the job is left running, nor its supervisor")
+			require.NoFileExists(t, filepath.Join(jobstore.AnnounceDir(path), j.ID))
+		})
+	}
 }

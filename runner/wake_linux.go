@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/google/uuid"
 	"golang.org/x/sys/unix"
 
 	"github.com/bgcmd/bgcmd/internal/jobstore"
@@ -122,10 +121,7 @@ func bindWakeSocket(dir, name string) (int, error) {
 
 // wakeable reports whether id, a socket's name in the wake folder, is a
 // job id in its canonical form: nothing that could name another file.
-func wakeable(id string) bool {
-	u, err := uuid.Parse(id)
-	return err == nil && u.String() == id
-}
+func wakeable(id string) bool { return jobstore.CanonicalID(id) }
 
 // wakeAddr is the address of the socket name in the open folder d.
 func wakeAddr(d int, name string) string { return "/proc/self/fd/" + strconv.Itoa(d) + "/" + name }

@@ -58,6 +58,9 @@ func (s *Store) List(ctx context.Context, p ListParams) (*ListResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}
+	if err := s.landAnnounced(ctx, ""); err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
 	res, err := s.selectJobs(ctx, where, args, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)

@@ -15,6 +15,14 @@ import (
 // NewID returns a new time-ordered job id (UUIDv7).
 func NewID() string { return uuid.Must(uuid.NewV7()).String() }
 
+// CanonicalID reports whether id is a job id in its canonical form (a
+// UUID in lower-case hex with dashes): nothing that could name another
+// file where an id names one.
+func CanonicalID(id string) bool {
+	u, err := uuid.Parse(id)
+	return err == nil && u.String() == id
+}
+
 // Create inserts j as a new running job with its creation event, in one
 // transaction. It fills j.ID (when empty), j.Host, j.State and j.CreatedAt
 // (when zero). A job whose child has already started (j.StartedAt set, as
@@ -120,9 +128,17 @@ const insertJobSQL = `INSERT INTO jobs (id, session, host, host_id, argv, exe,
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, ?, ?, ?, ?, ?)`
 
 // Get returns the job with id, or an error wrapping bgcmd.ErrNotFound.
+// A job announced ahead of its row (Announce) reads as its row.
 func (s *Store) Get(ctx context.Context, id string) (*Record, error) {
 	var row jobRow
-	err := s.r.GetContext(ctx, &row, `SELECT `+jobColumns+` FROM jobs WHERE id = ?`, id)
+	get := func() error { return s.r.GetContext(ctx, &row, `SELECT `+jobColumns+` FROM jobs WHERE id = ?`, id) }
+	err := get()
+	if errors.Is(err, sql.ErrNoRows) && CanonicalID(id) {
+		if lerr := s.landAnnounced(ctx, id); lerr != nil {
+			return nil, fmt.Errorf("get job: %w", lerr)
+		}
+		err = get()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("get job: %w", notFound(err, "job", id))
 	}

@@ -97,6 +97,11 @@ type Store struct {
 	// ckpt checkpoints after the commits instead (see checkpointer).
 	autocheckpoint int
 	ckpt           *checkpointer
+	// busyTimeout is how long a write waits for another's, and a reader
+	// for a create announced ahead of its row (landAnnounced).
+	busyTimeout time.Duration
+	// announced keeps landAnnounced from reading an empty directory again.
+	announced announceCache
 }
 
 // ErrLeanBuild is wrapped by the refusal of a lean build of bgcmd's
@@ -115,6 +120,21 @@ var ErrLeanBuild = errors.New("this lean build leaves that to bgcmd-full, which 
 // else; tightened to 0700 when others may read it) and is created 0700;
 // the database, its WAL and SHM are made 0600 whatever the umask.
 func Open(ctx context.Context, opts Options) (*Store, error) {
+	s, err := open(ctx, opts)
+	if err != nil || opts.Deferred {
+		return s, err
+	}
+	// A job reported running before its row was written reads as written
+	// (see Announce).
+	if err := s.landAnnounced(ctx, ""); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open store %s: %w", s.path, err)
+	}
+	return s, nil
+}
+
+// open is Open, before the announced creates are landed.
+func open(ctx context.Context, opts Options) (*Store, error) {
 	if opts.DSN != "" && !IsPostgresDSN(opts.DSN) {
 		return nil, errors.New("open store: the database DSN is not a postgres:// or postgresql:// URL " +
 			"(give a PostgreSQL URL with --db or BGCMD_DB, or none for the SQLite file in the home)")
@@ -146,7 +166,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", opts.Path, err)
 	}
 	s := &Store{path: path, host: opts.Host, hostID: opts.HostID, shareArtifacts: opts.ShareArtifacts,
-		now: opts.Now, readOnly: opts.ReadOnly}
+		now: opts.Now, readOnly: opts.ReadOnly, busyTimeout: opts.BusyTimeout}
 	if _, err := SecureDir(filepath.Dir(path)); err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}

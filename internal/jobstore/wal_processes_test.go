@@ -30,7 +30,9 @@ const (
 //     id and exits without closing the store (a CLI command leaves its
 //     connections to the end of the process);
 //   - "settle" opens the store on one connection, settles the job
-//     stepIDEnv names and closes the store (a supervisor).
+//     stepIDEnv names and closes the store (a supervisor);
+//   - "announce" announces a job's create as a detached supervisor does,
+//     and writes its row when told to (announceStep).
 func runStep(step string) error {
 	ctx := context.Background()
 	path := os.Getenv(stepDBEnv)
@@ -57,6 +59,8 @@ func runStep(step string) error {
 			return err
 		}
 		return s.Close()
+	case "announce":
+		return announceStep(ctx, path)
 	}
 	return fmt.Errorf("unknown step %q", step)
 }
