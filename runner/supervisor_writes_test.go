@@ -218,6 +218,10 @@ func TestASupervisorEndedBeforeItWritesAnAnnouncedRowLosesNothing(t *testing.T) 
 			j, err := r.Start(ctx, []string{waiter, never}, runner.StartOptions{Cwd: root})
 			require.NoError(t, err)
 			require.Equal(t, bgcmd.StateRunning, j.State, "reported running once announced")
+			t.Cleanup(func() { // should the test fail before reconcile ends them
+				syscall.Kill(-j.PGID, syscall.SIGKILL)
+				syscall.Kill(j.SupervisorPID, syscall.SIGKILL)
+			})
 			require.FileExists(t, filepath.Join(jobstore.AnnounceDir(path), j.ID))
 			require.NoError(t, syscall.Kill(j.SupervisorPID, sig))
 			if sig == syscall.SIGSTOP {
