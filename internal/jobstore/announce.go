@@ -30,13 +30,15 @@ import (
 // when the writer ends, however it ends.
 //
 // Every reader of the store sees such a job as if the row were there
-// (landAnnounced): a store that opens, and a Get, List or Counters call
-// that runs, first waits for each record whose writer still holds it, and
-// writes the row of one whose writer ended before it did (a supervisor
-// killed in that window), as the writer would have; reconcile then
-// settles that job as any job whose supervisor died. So a job id a caller
-// was given is never unknown to a later command, and a job that ran is
-// never missing from the store.
+// (landAnnounced): a store that opens, a Get that finds no row and a List
+// first wait for each record whose writer still holds it, and write the
+// row of one whose writer ended before it did (a supervisor killed in
+// that window), as the writer would have; reconcile then settles that job
+// as any job whose supervisor died. So a job id a caller was given is
+// never unknown to a later command, and a job that ran is never missing
+// from the store. Counters do not wait: a summary read on every agent
+// tool's result, they count such a job once its row is there, a few
+// milliseconds later, as they count any job started meanwhile.
 
 // AnnounceDir is the directory of announced creates of the SQLite store at
 // dbPath.
@@ -262,8 +264,8 @@ func openAnnounced(path string) (*os.File, *announcedCreate, error) {
 
 // announceCache remembers the change time (mtime) of a store's directory
 // of announced creates when it was last read empty, so that a reader
-// stats the directory instead of reading it (Counters, on every agent
-// tool's result, costs microseconds). A record added or removed changes
+// stats the directory instead of reading it (a List costs a system call
+// more, not three). A record added or removed changes
 // the directory's mtime; but the kernel takes file times from a clock
 // that ticks every few milliseconds, so an mtime that recent may be
 // shared with a change made just after the read: it is not kept.

@@ -165,6 +165,21 @@ func TestAnAnnouncedCreateReadsAsItsRow(t *testing.T) {
 	c, err := reader.Counters(ctx, "announced")
 	require.NoError(t, err)
 	require.Equal(t, 2, c.Running, "the landed job counts as running, beside the one landed before")
+
+	// A List reads the directory once it changed since it was read empty:
+	// a record added after such a read is not missed.
+	long := time.Now().Add(-time.Hour)
+	require.NoError(t, os.Chtimes(jobstore.AnnounceDir(path), long, long))
+	page, err := reader.List(ctx, jobstore.ListParams{Session: "announced"})
+	require.NoError(t, err)
+	require.Len(t, page.Jobs, 2)
+	a = startAnnouncer(t, path, s.HostID())
+	require.NoError(t, a.in.Close())
+	require.NoError(t, a.cmd.Wait())
+	page, err = reader.List(ctx, jobstore.ListParams{Session: "announced"})
+	require.NoError(t, err)
+	require.Len(t, page.Jobs, 3, "the List wrote the row of the record added since")
+	require.Equal(t, a.jobID, page.Jobs[0].ID)
 }
 
 // TestAStoppedAnnouncerIsNotWaitedFor: a job can stop its own supervisor

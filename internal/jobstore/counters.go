@@ -19,9 +19,6 @@ import (
 // a step for every job counted (see that backend's migration 00016 for
 // why it keeps no such table).
 func (s *Store) Counters(ctx context.Context, session string) (bgcmd.Counters, error) {
-	if err := s.landAnnounced(ctx, ""); err != nil {
-		return bgcmd.Counters{}, fmt.Errorf("session counters: %w", err)
-	}
 	return s.countersIn(ctx, s.r, session)
 }
 
