@@ -151,8 +151,8 @@ func flockEINTR(fd, how int) error {
 const announcePoll = 5 * time.Millisecond
 
 // LandAnnounced is landAnnounced for every announced create: what a store
-// opened for reading has done already, for a caller that wants it again
-// (reconcile, once it has ended a stopped writer).
+// did when it opened, for a caller that wants it again (reconcile, which
+// ends the stopped writers first).
 func (s *Store) LandAnnounced(ctx context.Context) error { return s.landAnnounced(ctx, "") }
 
 // landAnnounced makes the store read as if the announced creates (of the

@@ -59,10 +59,24 @@ func announceStep(ctx context.Context, path string) error {
 
 // selfStart is this process's start time in clock ticks after boot.
 func selfStart() int64 {
-	b, _ := os.ReadFile("/proc/self/stat")
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	n, _ := strconv.ParseInt(f[19], 10, 64)
+	n, _ := strconv.ParseInt(statField("self", 22), 10, 64)
 	return n
+}
+
+// statField is field n of the /proc stat of the process proc (a pid, or
+// "self"), counted after the command's name as proc(5) counts them: "" when
+// there is no such process.
+func statField(proc string, n int) string {
+	b, err := os.ReadFile("/proc/" + proc + "/stat")
+	i := strings.LastIndexByte(string(b), ')')
+	if err != nil || i < 0 {
+		return ""
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) <= n-3 {
+		return ""
+	}
+	return f[n-3]
 }
 
 // announcer is a process of announceStep, its job id read.
@@ -219,14 +233,7 @@ func TestAStoppedAnnouncerIsNotWaitedFor(t *testing.T) {
 }
 
 // procState is the state letter of pid's /proc stat.
-func procState(pid int) string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return ""
-	}
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	return f[0]
-}
+func procState(pid int) string { return statField(strconv.Itoa(pid), 3) }
 
 // TestAnAnnouncementIsWholeAndPrivate: the record is made whole under a
 // temporary name and renamed into place; it is its owner's alone, and
