@@ -117,11 +117,8 @@ func (r *Runner) landAnnounced(ctx context.Context) error {
 		return err
 	}
 	for _, j := range jobs {
-		rec := &jobstore.Record{Job: *j}
-		if r.ownJob(rec) {
-			signalIf(j.SupervisorPID, syscall.SIGKILL, func(st procStat) bool {
-				return st.start == j.SupervisorStart && supervisorStopped(rec, st)
-			})
+		if rec := (&jobstore.Record{Job: *j}); r.ownJob(rec) {
+			endStoppedSupervisor(rec)
 		}
 	}
 	return r.store.LandAnnounced(ctx)

@@ -290,9 +290,6 @@ func (s *supervisor) supervise(ctx context.Context) (*supervised, error) {
 			return nil, stopUnrecorded(p, readers, streams, err)
 		}
 		a.Done()
-		p.recorded(true)
-		res.outcome = s.watch(ctx, p, readers, streams)
-		return res, nil
 	} else if s.create != nil {
 		if err := s.createRow(); err != nil {
 			return nil, stopUnrecorded(p, readers, streams, err)
@@ -302,10 +299,11 @@ func (s *supervisor) supervise(ctx context.Context) (*supervised, error) {
 			PIDStart: pidStart, StartedAt: startedAt})
 	}
 	p.recorded(marked == nil)
-	if marked != nil {
+	switch {
+	case marked != nil:
 		signalJob(p, syscall.SIGKILL)
 		s.started <- nil
-	} else {
+	case s.running == nil: // not reported yet (an announced create is)
 		s.reportStarted()
 	}
 	res.outcome = s.watch(ctx, p, readers, streams)

@@ -22,15 +22,20 @@ func Lock(path string, exclusive bool) (unlock func(), err error) {
 	if exclusive {
 		how = syscall.LOCK_EX
 	}
-	for {
-		err = syscall.Flock(int(f.Fd()), how)
-		if err != syscall.EINTR {
-			break
-		}
-	}
-	if err != nil {
+	if err := Fd(f, how); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	return func() { f.Close() }, nil
+}
+
+// Fd takes the lock how (syscall.LOCK_SH or LOCK_EX, with LOCK_NB or not)
+// on the open file f, as flock(2) does, made again when a signal
+// interrupted it. The lock goes with f's last descriptor.
+func Fd(f *os.File, how int) error {
+	for {
+		if err := syscall.Flock(int(f.Fd()), how); err != syscall.EINTR {
+			return err
+		}
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bgcmd/bgcmd"
+	"github.com/bgcmd/bgcmd/internal/flock"
 )
 
 // A job's create may be announced before its row is written: the
@@ -111,7 +112,7 @@ func Announce(dbPath string, j *bgcmd.Job) (*Announcement, error) {
 		os.Remove(tmp)
 		return nil, fmt.Errorf("announce create of job %s: %w", j.ID, err)
 	}
-	if err := flockEINTR(int(f.Fd()), unix.LOCK_EX); err != nil {
+	if err := flock.Fd(f, unix.LOCK_EX); err != nil {
 		return fail(err)
 	}
 	if _, err := f.Write(b); err != nil {
@@ -135,15 +136,6 @@ func (a *Announcement) Done() {
 	ownAnnounced.Delete(a.path)
 	a.f.Close()
 	a.f = nil
-}
-
-// flockEINTR is flock(2), made again when a signal interrupted it.
-func flockEINTR(fd, how int) error {
-	for {
-		if err := unix.Flock(fd, how); err != unix.EINTR {
-			return err
-		}
-	}
 }
 
 // announcePoll bounds the pause between two looks at a record whose writer
@@ -223,13 +215,14 @@ func (s *Store) Announced() ([]*bgcmd.Job, error) {
 	if s.d.postgres || s.path == "" {
 		return nil, nil
 	}
-	ids, err := announcedIDs(AnnounceDir(s.path))
+	dir := AnnounceDir(s.path)
+	ids, err := announcedIDs(dir)
 	if err != nil {
 		return nil, err
 	}
 	var jobs []*bgcmd.Job
 	for _, id := range ids {
-		f, rec, err := openAnnounced(filepath.Join(AnnounceDir(s.path), id))
+		f, rec, err := openAnnounced(filepath.Join(dir, id))
 		if f == nil {
 			if err != nil {
 				return nil, err
@@ -265,10 +258,10 @@ func openAnnounced(path string) (*os.File, *announcedCreate, error) {
 // announceCache remembers the change time (mtime) of a store's directory
 // of announced creates when it was last read empty, so that a reader
 // stats the directory instead of reading it (a List costs a system call
-// more, not three). A record added or removed changes
-// the directory's mtime; but the kernel takes file times from a clock
-// that ticks every few milliseconds, so an mtime that recent may be
-// shared with a change made just after the read: it is not kept.
+// more, not three). A record added or removed changes the directory's
+// mtime; but the kernel takes file times from a clock that ticks every few
+// milliseconds, so an mtime that recent may be shared with a change made
+// just after the read: it is not kept.
 type announceCache struct {
 	mu    sync.Mutex
 	mtime unix.Timespec
@@ -306,11 +299,11 @@ func (s *Store) landOne(ctx context.Context, path string) error {
 	defer f.Close()
 	deadline := time.Now().Add(s.busyTimeout)
 	for pause := 200 * time.Microsecond; ; pause = min(2*pause, announcePoll) {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		err := flock.Fd(f, unix.LOCK_EX|unix.LOCK_NB)
 		if err == nil {
 			break
 		}
-		if err != unix.EWOULDBLOCK && err != unix.EINTR {
+		if err != unix.EWOULDBLOCK {
 			return fmt.Errorf("lock announced create %s: %w", path, err)
 		}
 		if writerStopped(rec.Job, rec.SupervisorStart) || time.Now().After(deadline) {
