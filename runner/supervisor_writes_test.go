@@ -244,3 +244,33 @@ func TestASupervisorEndedBeforeItWritesAnAnnouncedRowLosesNothing(t *testing.T) 
 		})
 	}
 }
+
+// TestGCLeavesAnAnnouncedJobsDirectory: a job reported running before its
+// row is written has a directory under jobs/ that no row names yet. gc,
+// even with no minimum age, leaves it to the job's supervisor, and takes a
+// directory no row and no record names.
+func TestGCLeavesAnAnnouncedJobsDirectory(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t, true)
+	now := time.Now().UTC()
+	j := &bgcmd.Job{ID: jobstore.NewID(), Argv: []string{"/bin/true"}, Exe: "/bin/true", StartedAt: &now}
+	a, err := jobstore.Announce(e.store.Path(), j)
+	require.NoError(t, err)
+	defer a.Done()
+	announced := filepath.Join(e.home, "jobs", j.ID)
+	stray := filepath.Join(e.home, "jobs", jobstore.NewID())
+	for _, d := range []string{announced, stray} {
+		require.NoError(t, os.MkdirAll(d, 0o700))
+		require.NoError(t, os.WriteFile(filepath.Join(d, "stdout.log"), []byte("out"), 0o600))
+	}
+	rep, err := e.r.GC(ctx, runner.GCOptions{})
+	require.NoError(t, err)
+	var removed []string
+	for _, it := range rep.JobDirs {
+		removed = append(removed, it.Path)
+	}
+	require.Equal(t, []string{stray}, removed)
+	require.DirExists(t, announced)
+	require.NoDirExists(t, stray)
+}
