@@ -33,7 +33,7 @@ func (d dialect) name() string {
 }
 
 // hasRollup reports whether the store keeps the charts' hourly roll-up
-// (job_hours, kept by SQLite triggers); PostgreSQL answers the charts
+// (job_hours, kept by the store's writes on SQLite); PostgreSQL answers the charts
 // from jobs.
 func (d dialect) hasRollup() bool { return !d.postgres }
 

@@ -116,6 +116,13 @@ func insertJob(ctx context.Context, tx wtx, j *bgcmd.Job, lim QueueLimits) error
 	if err != nil {
 		return err
 	}
+	r := &rolled{Session: j.Session, Exe: j.Exe, CreatedAt: fmtTime(j.CreatedAt), State: string(j.State)}
+	if startedAt != nil {
+		r.StartedAt = sql.NullString{String: startedAt.(string), Valid: true}
+	}
+	if err := keepRollups(ctx, tx, nil, r); err != nil {
+		return err
+	}
 	return appendEvent(ctx, tx, j.ID, "", j.State, j.CreatedAt, nil, creationFacts(j, argv, names))
 }
 
@@ -264,17 +271,37 @@ func (s *Store) MarkSeen(ctx context.Context, id string) (bool, error) {
 	if s.readOnly {
 		return false, nil
 	}
-	res, err := s.w.ExecContext(ctx, `UPDATE jobs SET seen_at = ?
-		WHERE id = ? AND state NOT IN ('running', 'queued') AND seen_at IS NULL`, fmtTime(s.now()), id)
+	var cleared bool
+	mark := func(tx wtx) error {
+		var r rolled
+		err := tx.GetContext(ctx, &r, markSeenSQL, fmtTime(s.now()), id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		cleared = true
+		from := r
+		from.SeenAt = sql.NullString{}
+		return keepRollups(ctx, tx, &from, &r)
+	}
+	var err error
+	if s.d.hasRollup() {
+		err = s.inTx(ctx, mark)
+	} else {
+		err = mark(s.w) // one statement: nothing to keep beside it
+	}
 	if err != nil {
 		return false, fmt.Errorf("mark job seen: %w", err)
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, fmt.Errorf("mark job seen: %w", err)
-	}
-	return n == 1, nil
+	return cleared, nil
 }
+
+// markSeenSQL records a settled job's first read (MarkSeen).
+const markSeenSQL = `UPDATE jobs SET seen_at = ?
+	WHERE id = ? AND state NOT IN ('running', 'queued') AND seen_at IS NULL
+	RETURNING ` + rolledColumns
 
 func records(rows []jobRow) ([]*Record, error) {
 	out := make([]*Record, 0, len(rows))

@@ -27,13 +27,16 @@ func (w Writes) statements() []string {
 	chain := []string{nextEventSQL, insertChainedEventSQL, advanceHeadSQL}
 	var qs []string
 	if w&(CreateWrites|BeginCreateWrites) != 0 {
-		qs = append(qs, insertJobSQL)
+		qs = append(qs, insertJobSQL, rollInSQL, countSQL)
 	}
 	if w&BeginCreateWrites != 0 {
 		qs = append(qs, markStartedSQL)
 	}
 	if w&SettleWrites != 0 {
-		qs = append(qs, settleJobSQL, insertArtifactSQL)
+		qs = append(qs, settleJobSQL, insertArtifactSQL, rollOutSQL, dropEmptyHourSQL)
+		if w&(CreateWrites|BeginCreateWrites) == 0 {
+			qs = append(qs, rollInSQL, countSQL)
+		}
 	}
 	if w != 0 {
 		qs = append(qs, chain...)
@@ -47,7 +50,7 @@ func (w Writes) statements() []string {
 // only run them.
 //
 // A process's first write otherwise compiles each of its statements inside
-// the transaction, the programs of the jobs table's triggers included, and
+// the transaction, and
 // holds the store's write lock meanwhile: every other process sharing the
 // file waits on that lock, and SQLite's busy handler sleeps 1, 2, 5 ms and
 // more between tries. A process that knows which write comes next calls

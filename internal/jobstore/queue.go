@@ -266,6 +266,10 @@ func startQueuedTx(ctx context.Context, tx wtx, id string, at time.Time) (*Recor
 	if err != nil {
 		return nil, queuedCASError(ctx, tx, id, err)
 	}
+	r := rolledOf(&row)
+	if err := keepRollups(ctx, tx, r.before(bgcmd.StateQueued, false), r); err != nil {
+		return nil, err
+	}
 	if err := appendEvent(ctx, tx, id, bgcmd.StateQueued, bgcmd.StateRunning, at, nil, nil); err != nil {
 		return nil, err
 	}
@@ -280,6 +284,10 @@ func settleQueuedTx(ctx context.Context, tx wtx, id string, to bgcmd.State, msg 
 		WHERE id = ? AND state = 'queued' RETURNING `+jobColumns, string(to), msg, fmtTime(at), id)
 	if err != nil {
 		return nil, queuedCASError(ctx, tx, id, err)
+	}
+	r := rolledOf(&row)
+	if err := keepRollups(ctx, tx, r.before(bgcmd.StateQueued, true), r); err != nil {
+		return nil, err
 	}
 	if err := appendEvent(ctx, tx, id, bgcmd.StateQueued, to, at, detail,
 		outcomeFacts(row.ExitCode, row.Signal, row.Error, nil)); err != nil {

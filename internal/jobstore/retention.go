@@ -300,8 +300,8 @@ type pruneBatch struct {
 // pruneTx deletes the jobs among ids that are still prunable, with their
 // events and artifact rows, and returns the artifact files they named;
 // with check, only those no remaining row names. With rollup (SQLite's
-// job_hours), the batch leaves the roll-up through rollOut's two
-// statements, not through a run of the delete trigger per job.
+// job_hours and session_counters), the batch leaves the roll-ups through
+// rollOutMany's statements.
 func pruneTx(ctx context.Context, tx wtx, ids []string, includeUnread, rollup, check bool) (pruneBatch, error) {
 	var b pruneBatch
 	q := `SELECT id FROM jobs WHERE id IN (?) AND state NOT IN ('running', 'queued')`
@@ -353,7 +353,7 @@ func pruneTx(ctx context.Context, tx wtx, ids []string, includeUnread, rollup, c
 		return b, err
 	}
 	if rollup {
-		if err := rollOut(ctx, tx, deleted); err != nil {
+		if err := rollOutMany(ctx, tx, deleted); err != nil {
 			return b, err
 		}
 	}
@@ -362,11 +362,6 @@ func pruneTx(ctx context.Context, tx wtx, ids []string, includeUnread, rollup, c
 	}
 	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 		return b, err
-	}
-	if rollup {
-		if err := endRollOut(ctx, tx); err != nil {
-			return b, err
-		}
 	}
 	if len(shas) == 0 {
 		return b, nil

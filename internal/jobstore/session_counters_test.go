@@ -57,9 +57,9 @@ func requireCountersMatchScan(t *testing.T, s *jobstore.Store, db *sql.DB, sessi
 // TestSessionCountersEqualAScanOfJobs: every write that moves a job in or
 // out of a count (create, queue, dispatch, settle, a reconcile's settles,
 // mark-seen, prune with and without unread jobs) leaves session_counters
-// as a scan of jobs counts them; so do writes bgcmd never makes (a job
-// moved to another session, a row deleted by hand), and writes that move
-// no count leave it alone.
+// as a scan of jobs counts them; writes that move no count leave it
+// alone; and after writes bgcmd never makes (a job moved to another
+// session, a row deleted by hand), Recount makes it that scan again.
 func TestSessionCountersEqualAScanOfJobs(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -67,6 +67,13 @@ func TestSessionCountersEqualAScanOfJobs(t *testing.T) {
 	s := openTest(t, jobstore.Options{Path: path})
 	db := openRaw(t, path)
 	sessions := []string{"a", "b", "c", "none"}
+	// job_hours is kept by the same writes.
+	hour := time.Now().UTC().Truncate(time.Hour)
+	check := func(what string) {
+		t.Helper()
+		requireCountersMatchScan(t, s, db, sessions, what)
+		requireRollupMatchesScan(t, s, db, hour.Add(-time.Hour), hour.Add(2*time.Hour), what)
+	}
 
 	var running []string
 	for i := range 60 {
@@ -74,7 +81,7 @@ func TestSessionCountersEqualAScanOfJobs(t *testing.T) {
 		require.NoError(t, s.Create(ctx, j))
 		running = append(running, j.ID)
 	}
-	requireCountersMatchScan(t, s, db, sessions, "after creates")
+	check("after creates")
 
 	var queued []string
 	for i := range 12 {
@@ -82,7 +89,10 @@ func TestSessionCountersEqualAScanOfJobs(t *testing.T) {
 		require.NoError(t, s.CreateQueued(ctx, j, jobstore.QueueLimits{Session: 1 + i%2}))
 		queued = append(queued, j.ID)
 	}
-	requireCountersMatchScan(t, s, db, sessions, "after queueing")
+	check("after queueing")
+	_, err := s.SettleQueued(ctx, queued[len(queued)-1], bgcmd.StateKilled, "killed while queued", nil)
+	require.NoError(t, err)
+	check("after a queued job settled")
 
 	var orphans []jobstore.SettleParams
 	for i, id := range running {
@@ -97,13 +107,13 @@ func TestSessionCountersEqualAScanOfJobs(t *testing.T) {
 			require.NoError(t, err)
 		}
 	}
-	requireCountersMatchScan(t, s, db, sessions, "after settles")
+	check("after settles")
 	errs, err := s.SettleMany(ctx, orphans)
 	require.NoError(t, err)
 	for _, e := range errs {
 		require.NoError(t, e)
 	}
-	requireCountersMatchScan(t, s, db, sessions, "after a reconcile's settles")
+	check("after a reconcile's settles")
 
 	// Every running job settles: the queued ones get their slots.
 	for i, id := range running {
@@ -115,7 +125,7 @@ func TestSessionCountersEqualAScanOfJobs(t *testing.T) {
 	res, err := s.Dispatch(ctx, func(*jobstore.Record) bool { return true })
 	require.NoError(t, err)
 	require.NotEmpty(t, res.Started)
-	requireCountersMatchScan(t, s, db, sessions, "after a dispatch")
+	check("after a dispatch")
 
 	for i, id := range running {
 		if i%2 == 0 {
@@ -123,9 +133,9 @@ func TestSessionCountersEqualAScanOfJobs(t *testing.T) {
 			require.NoError(t, err)
 		}
 	}
-	requireCountersMatchScan(t, s, db, sessions, "after mark-seen")
+	check("after mark-seen")
 
-	// A write that moves no count: the triggers leave the counts alone.
+	// A write that moves no count leaves the counts alone.
 	before := sessionCounterRows(t, db)
 	_, err = db.Exec(`UPDATE jobs SET live_tail = 'x', kill_requested_at = '2026-12-01T00:00:00Z' WHERE state = 'running'`)
 	require.NoError(t, err)
@@ -139,12 +149,13 @@ func TestSessionCountersEqualAScanOfJobs(t *testing.T) {
 	require.NoError(t, err)
 	_, err = db.Exec(`UPDATE jobs SET session = 'new' WHERE id IN (?, ?)`, queued[0], running[3])
 	require.NoError(t, err)
-	requireCountersMatchScan(t, s, db, append(sessions, "new"), "after moving jobs to other sessions")
 	_, err = db.Exec(`PRAGMA foreign_keys = ON`)
 	require.NoError(t, err)
 	_, err = db.Exec(`DELETE FROM jobs WHERE id IN (?, ?)`, running[2], queued[1])
 	require.NoError(t, err)
-	requireCountersMatchScan(t, s, db, append(sessions, "new"), "after deleting rows by hand")
+	require.Equal(t, before, sessionCounterRows(t, db), "only bgcmd's writes keep the counts")
+	require.NoError(t, s.Recount(ctx))
+	requireCountersMatchScan(t, s, db, append(sessions, "new"), "after writes by hand and a recount")
 
 	_, err = s.Prune(ctx, jobstore.PruneParams{FinishedBefore: time.Now().Add(time.Hour)})
 	require.NoError(t, err)

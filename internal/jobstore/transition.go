@@ -125,13 +125,15 @@ func (s *Store) SettleMany(ctx context.Context, ps []SettleParams) (errs []error
 
 // settleJobNoRowSQL is a running job's terminal transition, a
 // compare-and-set on its state (and, when given, its supervisor);
-// settleJobSQL, what Settle runs, returns the row as well.
+// settleJobSQL, what Settle runs, returns the row as well, and
+// settleJobRolledSQL, what SettleMany runs, what the roll-ups count of it.
 const (
 	settleJobNoRowSQL = `UPDATE jobs SET state = ?, exit_code = ?, signal = ?,
 	error = ?, finished_at = ?, cpu_user_ms = ?, cpu_system_ms = ?, max_rss_kib = ?
 	WHERE id = ? AND state = 'running'
 	AND (? = 0 OR supervisor_pid = ?)`
-	settleJobSQL = settleJobNoRowSQL + ` RETURNING ` + jobColumns
+	settleJobSQL       = settleJobNoRowSQL + ` RETURNING ` + jobColumns
+	settleJobRolledSQL = settleJobNoRowSQL + ` RETURNING ` + rolledColumns
 )
 
 // settleTx settles p in tx and, when want is set, returns the settled job
@@ -149,11 +151,15 @@ func settleTx(ctx context.Context, tx wtx, p SettleParams, want bool) (*Record, 
 	args := []any{string(p.To), exit, p.Signal, p.Error, fmtTime(p.FinishedAt), cpuUser, cpuSystem, maxRSS, p.ID,
 		p.ExpectSupervisorPID, p.ExpectSupervisorPID}
 	var row jobRow
+	var r *rolled
 	var err error
 	if want {
-		err = tx.GetContext(ctx, &row, settleJobSQL, args...)
+		if err = tx.GetContext(ctx, &row, settleJobSQL, args...); err == nil {
+			r = rolledOf(&row)
+		}
 	} else {
-		err = execOneRow(ctx, tx, settleJobNoRowSQL, args...)
+		r = new(rolled)
+		err = tx.GetContext(ctx, r, settleJobRolledSQL, args...)
 	}
 	if err != nil {
 		if !errors.Is(err, sql.ErrNoRows) {
@@ -167,6 +173,9 @@ func settleTx(ctx context.Context, tx wtx, p SettleParams, want bool) (*Record, 
 			return nil, fmt.Errorf("job %s has another supervisor than pid %d: %w", p.ID, p.ExpectSupervisorPID, bgcmd.ErrInvalidTransition)
 		}
 		return nil, fmt.Errorf("job %s already %s: %w", p.ID, state, bgcmd.ErrInvalidTransition)
+	}
+	if err := keepRollups(ctx, tx, r.before(bgcmd.StateRunning, true), r); err != nil {
+		return nil, err
 	}
 	for i := range p.Artifacts {
 		a := &p.Artifacts[i]
@@ -190,24 +199,6 @@ func settleTx(ctx context.Context, tx wtx, p SettleParams, want bool) (*Record, 
 		return nil, nil
 	}
 	return row.record()
-}
-
-// execOneRow runs an UPDATE that changes at most one row, and returns
-// sql.ErrNoRows when it changed none, as a query that returns the row
-// would.
-func execOneRow(ctx context.Context, tx wtx, query string, args ...any) error {
-	res, err := tx.ExecContext(ctx, query, args...)
-	if err != nil {
-		return err
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return sql.ErrNoRows
-	}
-	return nil
 }
 
 // insertArtifactSQL writes a banked stream's artifact row.

@@ -32,7 +32,7 @@ func TestAWriteThatFailsLeavesNothingAndFreesTheLock(t *testing.T) {
 		}, nil},
 		{"a cancelled context", func(ctx context.Context, cancel context.CancelFunc, tx wtx) error {
 			cancel()
-			_, err := tx.ExecContext(ctx, `INSERT INTO job_hours_bulk (id) VALUES (2)`)
+			_, err := tx.ExecContext(ctx, `INSERT INTO session_counters (session) VALUES ('written')`)
 			return err
 		}, context.Canceled},
 	} {
@@ -54,7 +54,7 @@ func TestAWriteThatFailsLeavesNothingAndFreesTheLock(t *testing.T) {
 						}
 					}()
 					return s.inTx(txCtx, func(tx wtx) error {
-						if _, err := tx.ExecContext(txCtx, `INSERT INTO job_hours_bulk (id) VALUES (1)`); err != nil {
+						if _, err := tx.ExecContext(txCtx, `INSERT INTO session_counters (session) VALUES ('rolled back')`); err != nil {
 							return err
 						}
 						return tc.body(txCtx, cancel, tx)
@@ -66,7 +66,7 @@ func TestAWriteThatFailsLeavesNothingAndFreesTheLock(t *testing.T) {
 				}
 
 				var rows int
-				require.NoError(t, s.r.GetContext(ctx, &rows, `SELECT COUNT(*) FROM job_hours_bulk`))
+				require.NoError(t, s.r.GetContext(ctx, &rows, `SELECT COUNT(*) FROM session_counters`))
 				require.Zero(t, rows, "the body's write was rolled back")
 
 				// Another process's write takes the lock at once: a short

@@ -225,17 +225,21 @@ func (s *Store) Overview(ctx context.Context, since time.Time) (Overview, error)
 
 // OutcomeOf returns the job's Outcome, the one JobsPerHour counts it under
 // (outcomeSQL in Go, for a job already in hand).
-func OutcomeOf(j *bgcmd.Job) Outcome {
+func OutcomeOf(j *bgcmd.Job) Outcome { return outcomeOf(j.State, j.ExitCode) }
+
+// outcomeOf is the Outcome of a job in state that exited with exit (nil
+// when it has no exit code).
+func outcomeOf(state bgcmd.State, exit *int) Outcome {
 	switch {
-	case !j.State.Settled():
+	case state == bgcmd.StateRunning || state == bgcmd.StateQueued:
 		return OutcomeRunning
-	case j.State == bgcmd.StateExited && j.ExitCode != nil && *j.ExitCode == 0:
+	case state == bgcmd.StateExited && exit != nil && *exit == 0:
 		return OutcomeOK
-	case j.State == bgcmd.StateExited:
+	case state == bgcmd.StateExited:
 		return OutcomeFailed
-	case j.State == bgcmd.StateTimeout:
+	case state == bgcmd.StateTimeout:
 		return OutcomeTimeout
-	case j.State == bgcmd.StateKilled:
+	case state == bgcmd.StateKilled:
 		return OutcomeKilled
 	}
 	return OutcomeOther
