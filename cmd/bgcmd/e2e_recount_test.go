@@ -27,5 +27,6 @@ func TestReconcileRecountRebuildsTheCountsAfterAnEditByHand(t *testing.T) {
 
 	r := h.bgcmd("reconcile", "--recount")
 	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "recounted the session counters")
 	require.Contains(t, counts(), "1 failed=1", "the recount reads the jobs table")
 }

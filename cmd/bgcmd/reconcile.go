@@ -44,6 +44,11 @@ it after anything else has written the jobs table (a row deleted by hand).`,
 				}
 				return err
 			}
+			if recount {
+				if _, werr := fmt.Fprintln(out, "recounted the session counters and the charts' hourly roll-up from the jobs table"); werr != nil {
+					return werr
+				}
+			}
 			if _, werr := fmt.Fprintf(out, "checked %d running job(s): %d alive, %d settled from an exit record, %d orphaned, %d settled meanwhile by another process\n",
 				rep.Checked, rep.Alive, rep.FromExitRecord, rep.Orphaned, rep.Lost); werr != nil {
 				return werr
