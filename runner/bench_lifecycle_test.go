@@ -142,12 +142,14 @@ func concurrently(workers, n int, f func()) time.Duration {
 }
 
 // lifecycleFloor is the least a durable lifecycle of /bin/true can cost
-// here: on a database of bgcmd's schema (made by jobstore.Open, triggers
-// and indexes included) in bgcmd's SQLite regime, one prepared transaction
-// that writes the job's row and its creation event, the command started
+// here: on a database of bgcmd's schema (made by jobstore.Open, indexes
+// included) in bgcmd's SQLite regime, one prepared transaction that writes
+// the job's row, its creation event and its place in the roll-ups that
+// bgcmd keeps beside it (job_hours, session_counters), the command started
 // with its stdout and stderr on pipes that two goroutines drain to their
 // end, the wait for its exit, and one prepared transaction that settles
-// the row with its event. What bgcmd does beyond it is its own: the policy
+// the row with its event and moves it in the roll-ups. What bgcmd does
+// beyond it is its own: the policy
 // check, the reaper process each job runs under, the captures with their
 // hashes and indexes, the exit record, the banked artifacts, the hash
 // chain of the events, and the reads of Await.
@@ -155,6 +157,8 @@ type lifecycleFloor struct {
 	db                      *sql.DB
 	create, created, settle *sql.Stmt
 	settled                 *sql.Stmt
+	// The roll-ups' rows, written as plainly as they can be.
+	hourIn, hourOut, counted, countSettled *sql.Stmt
 }
 
 func newLifecycleFloor(b *testing.B) *lifecycleFloor {
@@ -176,6 +180,14 @@ func newLifecycleFloor(b *testing.B) *lifecycleFloor {
 		{&f.created, `INSERT INTO job_events (job_id, from_state, to_state, at) VALUES (?, NULL, 'running', ?)`},
 		{&f.settle, `UPDATE jobs SET state = 'exited', exit_code = ?, finished_at = ? WHERE id = ? AND state = 'running'`},
 		{&f.settled, `INSERT INTO job_events (job_id, from_state, to_state, at) VALUES (?, 'running', 'exited', ?)`},
+		{&f.hourIn, `INSERT INTO job_hours (hour, outcome, exe, jobs, ran, ms_sum, ms_max)
+			VALUES (?, ?, '/bin/true', 1, ?, ?, ?) ON CONFLICT (hour, outcome, exe) DO UPDATE SET
+			jobs = jobs + 1, ran = ran + excluded.ran, ms_sum = ms_sum + excluded.ms_sum,
+			ms_max = max(COALESCE(ms_max, 0), COALESCE(excluded.ms_max, 0))`},
+		{&f.hourOut, `UPDATE job_hours SET jobs = jobs - 1 WHERE hour = ? AND outcome = 'running' AND exe = '/bin/true'`},
+		{&f.counted, `INSERT INTO session_counters (session, running) VALUES ('floor', 1)
+			ON CONFLICT (session) DO UPDATE SET running = running + 1`},
+		{&f.countSettled, `UPDATE session_counters SET running = running - 1, finished = finished + 1 WHERE session = 'floor'`},
 	} {
 		*p.stmt, err = db.Prepare(p.sql)
 		require.NoError(b, err)
@@ -204,17 +216,23 @@ func (f *lifecycleFloor) run(b *testing.B) {
 		w.Close() // the child holds the only other copies
 	}
 	require.NoError(b, err)
-	at := now()
+	created, began := now(), time.Now()
 	f.tx(b, func(tx *sql.Tx) error {
-		if _, err := tx.Stmt(f.create).Exec(id, cmd.Process.Pid, cmd.Process.Pid, at, at); err != nil {
+		if _, err := tx.Stmt(f.create).Exec(id, cmd.Process.Pid, cmd.Process.Pid, created, created); err != nil {
 			return err
 		}
-		_, err := tx.Stmt(f.created).Exec(id, at)
+		if _, err := tx.Stmt(f.created).Exec(id, created); err != nil {
+			return err
+		}
+		if _, err := tx.Stmt(f.hourIn).Exec(created[:13], "running", 0, 0, nil); err != nil {
+			return err
+		}
+		_, err := tx.Stmt(f.counted).Exec()
 		return err
 	})
 	drained.Wait()
 	require.NoError(b, cmd.Wait())
-	at = now()
+	at := now()
 	f.tx(b, func(tx *sql.Tx) error {
 		res, err := tx.Stmt(f.settle).Exec(cmd.ProcessState.ExitCode(), at, id)
 		if err != nil {
@@ -223,7 +241,17 @@ func (f *lifecycleFloor) run(b *testing.B) {
 		if n, err := res.RowsAffected(); err != nil || n != 1 {
 			return fmt.Errorf("settle %s: %d rows changed (%v), want 1", id, n, err)
 		}
-		_, err = tx.Stmt(f.settled).Exec(id, at)
+		if _, err = tx.Stmt(f.settled).Exec(id, at); err != nil {
+			return err
+		}
+		if _, err := tx.Stmt(f.hourOut).Exec(created[:13]); err != nil {
+			return err
+		}
+		ms := float64(time.Since(began).Microseconds()) / 1000
+		if _, err := tx.Stmt(f.hourIn).Exec(created[:13], "ok", 1, ms, ms); err != nil {
+			return err
+		}
+		_, err = tx.Stmt(f.countSettled).Exec()
 		return err
 	})
 }

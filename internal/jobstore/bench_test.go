@@ -73,7 +73,8 @@ func benchOneWriter(b *testing.B) {
 
 // BenchmarkTransitionsOneWriterRawBaseline is the floor for the above:
 // Create's and Settle's statements, each pair in its own immediate
-// transaction, on the migrated schema.
+// transaction, on the migrated schema, with the roll-ups' rows the store
+// keeps in the same transactions.
 func BenchmarkTransitionsOneWriterRawBaseline(b *testing.B) {
 	w := openRawWriter(b, migrated(b))
 	b.ResetTimer()
@@ -263,6 +264,9 @@ type rawWriter struct {
 	// on each connection: a floor that parsed its SQL in every
 	// transaction would pay what the store does not.
 	insertJob, insertEvent, settleJob *sql.Stmt
+	// The roll-ups' rows (job_hours, session_counters) that the store
+	// keeps in the same transactions, written as plainly as they can be.
+	hourIn, hourOut, countIn, countSettled *sql.Stmt
 }
 
 // newRawWriter opens path as the store's writer does: the same pragmas,
@@ -283,7 +287,9 @@ func newRawWriter(path string) (*rawWriter, error) {
 	for _, p := range []struct {
 		stmt **sql.Stmt
 		sql  string
-	}{{&w.insertJob, rawInsertJobSQL}, {&w.insertEvent, rawInsertEventSQL}, {&w.settleJob, rawSettleSQL}} {
+	}{{&w.insertJob, rawInsertJobSQL}, {&w.insertEvent, rawInsertEventSQL}, {&w.settleJob, rawSettleSQL},
+		{&w.hourIn, rawHourInSQL}, {&w.hourOut, rawHourOutSQL}, {&w.countIn, rawCountInSQL},
+		{&w.countSettled, rawCountSettledSQL}} {
 		if *p.stmt, err = db.Prepare(p.sql); err != nil {
 			db.Close()
 			return nil, err
@@ -303,6 +309,15 @@ const (
 	rawSettleSQL = `UPDATE jobs SET state = ?, exit_code = ?, signal = ?,
 		error = ?, finished_at = ? WHERE id = ? AND state = 'running'
 		AND (? = 0 OR supervisor_pid = ?) RETURNING ` + rawJobColumns
+	rawHourInSQL = `INSERT INTO job_hours (hour, outcome, exe, jobs, ran, ms_sum, ms_max)
+		VALUES (?, ?, '/bin/true', 1, 0, 0, NULL)
+		ON CONFLICT (hour, outcome, exe) DO UPDATE SET jobs = jobs + 1`
+	rawHourOutSQL = `UPDATE job_hours SET jobs = jobs - 1
+		WHERE hour = ? AND outcome = 'running' AND exe = '/bin/true'`
+	rawCountInSQL = `INSERT INTO session_counters (session, running) VALUES (?, 1)
+		ON CONFLICT (session) DO UPDATE SET running = running + 1`
+	rawCountSettledSQL = `UPDATE session_counters SET running = running - 1, finished = finished + 1
+		WHERE session = ?`
 )
 
 func openRawWriter(b *testing.B, path string) *rawWriter {
@@ -321,6 +336,8 @@ const (
 	detached, kill_signal, kill_requested_at, created_at, started_at,
 	finished_at, seen_at`
 	rawJobColumnCount = 29
+	// rawCreatedAtColumn is created_at's place in rawJobColumns.
+	rawCreatedAtColumn = 25
 )
 
 // create is Create's transaction: the job row and its creation event.
@@ -337,6 +354,12 @@ func (w *rawWriter) create(id, session string) error {
 		return err
 	}
 	if _, err := tx.Stmt(w.insertEvent).Exec(id, nil, "running", at, "{}"); err != nil {
+		return err
+	}
+	if _, err := tx.Stmt(w.hourIn).Exec(at[:13], "running"); err != nil {
+		return err
+	}
+	if _, err := tx.Stmt(w.countIn).Exec(session); err != nil {
 		return err
 	}
 	return tx.Commit()
@@ -360,6 +383,20 @@ func (w *rawWriter) settle(id string, code *int) error {
 		cols[i] = new(any)
 	}
 	if err := tx.Stmt(w.settleJob).QueryRow("exited", exit, "", "", at, id, 0, 0).Scan(cols...); err != nil {
+		return err
+	}
+	created, session := (*cols[rawCreatedAtColumn].(*any)).(string), (*cols[1].(*any)).(string)
+	if _, err := tx.Stmt(w.hourOut).Exec(created[:13]); err != nil {
+		return err
+	}
+	outcome := "failed"
+	if code != nil && *code == 0 {
+		outcome = "ok"
+	}
+	if _, err := tx.Stmt(w.hourIn).Exec(created[:13], outcome); err != nil {
+		return err
+	}
+	if _, err := tx.Stmt(w.countSettled).Exec(session); err != nil {
 		return err
 	}
 	if _, err := tx.Stmt(w.insertEvent).Exec(id, "running", "exited", at, "{}"); err != nil {

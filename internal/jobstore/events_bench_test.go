@@ -43,6 +43,7 @@ func bigSessionStore(b *testing.B) string {
 				UNION ALL SELECT 'running', 'exited', 1) AS e
 			ORDER BY id, e.k`)
 		require.NoError(b, err)
+		recountSeeded(b, bigSessionPath)
 	})
 	return bigSessionPath
 }

@@ -205,7 +205,8 @@ func rollOutMany(ctx context.Context, tx wtx, ids []string) error {
 	}
 	if q, args, err = sqlx.In(`UPDATE session_counters SET running = session_counters.running - g.running,
 		finished = session_counters.finished - g.finished, queued = session_counters.queued - g.queued
-		FROM (`+countsOfJobsSQL+` WHERE id IN (?) GROUP BY session) AS g
+		FROM (`+countsOfJobsSQL+` WHERE id IN (?) AND (state IN ('running', 'queued') OR seen_at IS NULL)
+			GROUP BY session) AS g
 		WHERE session_counters.session = g.session`, ids); err != nil {
 		return err
 	}
