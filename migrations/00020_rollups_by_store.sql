@@ -40,7 +40,8 @@ SELECT session, SUM(state = 'running'),
 FROM jobs GROUP BY session;
 
 -- +goose Down
--- The triggers as 00016 left them, and job_hours_bulk.
+-- The triggers as version 19 had them (job_hours_update as 00018 made it),
+-- and job_hours_bulk.
 CREATE TABLE IF NOT EXISTS job_hours_bulk (
     id INTEGER PRIMARY KEY CHECK (id = 1)
 ) STRICT;
@@ -66,7 +67,7 @@ END;
 -- +goose StatementEnd
 
 -- +goose StatementBegin
-CREATE TRIGGER IF NOT EXISTS job_hours_update AFTER UPDATE OF state, exit_code, exe, created_at, started_at,
+CREATE TRIGGER job_hours_update AFTER UPDATE OF state, exit_code, exe, created_at,
     finished_at ON jobs
 WHEN OLD.created_at IS NOT NEW.created_at OR OLD.exe IS NOT NEW.exe
     OR (CASE

@@ -49,6 +49,24 @@ const WriterLockKey = writerLockKey
 // MigrateDownTo migrates the database at path down to version, as a store
 // last opened by an older bgcmd has it.
 func MigrateDownTo(ctx context.Context, path string, version int64) error {
+	return withProvider(path, func(p *goose.Provider) error {
+		_, err := p.DownTo(ctx, version)
+		return err
+	})
+}
+
+// MigrateUpTo migrates the database at path up to version, as an older
+// bgcmd left it (a new file gets the schema of that version).
+func MigrateUpTo(ctx context.Context, path string, version int64) error {
+	return withProvider(path, func(p *goose.Provider) error {
+		_, err := p.UpTo(ctx, version)
+		return err
+	})
+}
+
+// withProvider runs do with a goose provider of the store's migrations on
+// the database at path.
+func withProvider(path string, do func(*goose.Provider) error) error {
 	db, err := openDB(path, DefaultBusyTimeout, false, false, 1, walAutocheckpoint)
 	if err != nil {
 		return err
@@ -59,8 +77,7 @@ func MigrateDownTo(ctx context.Context, path string, version int64) error {
 	if err != nil {
 		return err
 	}
-	_, err = p.DownTo(ctx, version)
-	return err
+	return do(p)
 }
 
 // SetLockWithBegin chooses whether PostgreSQL write transactions take the
