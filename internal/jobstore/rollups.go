@@ -14,9 +14,9 @@ import (
 // row per hour of creation, outcome and executable) and session_counters
 // (each session's running, finished-unread and queued jobs, which every
 // result carries). The store keeps both exact in the transaction of each
-// of its writes to jobs: the functions below are called by every
-// statement that inserts, deletes or changes a column they key or count
-// (see docs/schema.md). Triggers kept them until migration 00020: each
+// of its writes to jobs: every write that inserts or deletes a row, or
+// changes a column they key or count, calls the functions below (see
+// docs/schema.md). Triggers kept them until migration 00020: each
 // process that opened the store parsed their 8 KB of SQL and compiled
 // them into each insert and update of jobs it ran, a third of the
 // statement compiling a short-lived process does (a `bgcmd run`'s
@@ -55,7 +55,7 @@ func (r *rolled) before(state bgcmd.State, finished bool) *rolled {
 	return &b
 }
 
-// hour, outcome and exe are the row's job_hours key.
+// key is the row's job_hours key: its hour, outcome and executable.
 func (r *rolled) key() [3]string {
 	var exit *int
 	if r.ExitCode.Valid {
