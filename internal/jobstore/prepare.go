@@ -50,10 +50,9 @@ func (w Writes) statements() []string {
 // only run them.
 //
 // A process's first write otherwise compiles each of its statements inside
-// the transaction, and
-// holds the store's write lock meanwhile: every other process sharing the
-// file waits on that lock, and SQLite's busy handler sleeps 1, 2, 5 ms and
-// more between tries. A process that knows which write comes next calls
+// the transaction, and holds the store's write lock meanwhile: every other
+// process sharing the file waits on that lock, and SQLite's busy handler
+// sleeps 1, 2, 5 ms and more between tries. A process that knows which write comes next calls
 // Prepare while it waits for something else: a detached supervisor while
 // its job runs (or while it waits for a job, as a spare), the CLI while
 // its supervisor starts.
