@@ -15,9 +15,9 @@ import (
 // unread) jobs and its queued jobs, on every host sharing the store: a
 // session may span hosts, and its counters are the session's, not the
 // machine's. On SQLite they are one row of session_counters, which the
-// store's writes keep (keepRollups); on PostgreSQL they are counted from jobs' partial indexes,
-// a step for every job counted (see that backend's migration 00016 for
-// why it keeps no such table).
+// store's writes keep (keepRollups); on PostgreSQL they are counted from
+// jobs' partial indexes, a step for every job counted (see that backend's
+// migration 00016 for why it keeps no such table).
 func (s *Store) Counters(ctx context.Context, session string) (bgcmd.Counters, error) {
 	return s.countersIn(ctx, s.r, session)
 }

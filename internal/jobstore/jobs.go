@@ -73,9 +73,10 @@ func insertJob(ctx context.Context, tx wtx, j *bgcmd.Job, lim QueueLimits) error
 	// the child in the same row.
 	var pid, pgid int
 	var pidStart int64
-	var startedAt any
+	var startedAt sql.NullString
 	if j.StartedAt != nil && j.State == bgcmd.StateRunning {
-		pid, pgid, pidStart, startedAt = j.PID, j.PGID, j.PIDStart, fmtTime(*j.StartedAt)
+		pid, pgid, pidStart = j.PID, j.PGID, j.PIDStart
+		startedAt = sql.NullString{String: fmtTime(*j.StartedAt), Valid: true}
 	}
 	envNames := j.EnvNames
 	if envNames == nil {
@@ -105,21 +106,18 @@ func insertJob(ctx context.Context, tx wtx, j *bgcmd.Job, lim QueueLimits) error
 			return err
 		}
 	}
-	argv, names := mustJSON(j.Argv), mustJSON(envNames)
+	argv, names, created := mustJSON(j.Argv), mustJSON(envNames), fmtTime(j.CreatedAt)
 	_, err := tx.ExecContext(ctx, insertJobSQL,
 		j.ID, j.Session, j.Host, j.HostID, argv, j.Exe, j.Cwd, j.EnvReplaced,
 		names, j.Timeout.Milliseconds(), j.KillGrace.Milliseconds(),
 		j.MaxOutputBytes, mustJSON(labels), j.State, j.SupervisorPID,
-		j.SupervisorStart, j.BootID, j.Detached, fmtTime(j.CreatedAt),
+		j.SupervisorStart, j.BootID, j.Detached, created,
 		j.Group, mustJSON(after), lim.Session, lim.Group, rerunOf, j.Priority, j.ExeSHA256,
 		memMax, pidsMax, pid, pgid, pidStart, startedAt)
 	if err != nil {
 		return err
 	}
-	r := &rolled{Session: j.Session, Exe: j.Exe, CreatedAt: fmtTime(j.CreatedAt), State: string(j.State)}
-	if startedAt != nil {
-		r.StartedAt = sql.NullString{String: startedAt.(string), Valid: true}
-	}
+	r := &rolled{Session: j.Session, Exe: j.Exe, CreatedAt: created, State: string(j.State), StartedAt: startedAt}
 	if err := keepRollups(ctx, tx, nil, r); err != nil {
 		return err
 	}

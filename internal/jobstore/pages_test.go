@@ -100,7 +100,7 @@ func count(s []string, v string) int {
 // TestPagesMigrationKeepsTheRollUpAndTheGroupCounts: a store migrated
 // down past 00017 and up again keeps every row of job_hours, which is
 // keyed by its primary key once up and a rowid table once down; the
-// triggers that keep it go on doing so; and the running jobs of a group
+// writes that keep it go on doing so; and the running jobs of a group
 // are counted as before, from an index that holds the grouped ones only.
 func TestPagesMigrationKeepsTheRollUpAndTheGroupCounts(t *testing.T) {
 	t.Parallel()
@@ -160,7 +160,7 @@ func TestPagesMigrationKeepsTheRollUpAndTheGroupCounts(t *testing.T) {
 	require.Contains(t, tableSQL(), "WITHOUT ROWID", "up again")
 	require.Equal(t, before, readRollup(t, raw, hoursTable), "up again")
 	require.Equal(t, 3, entries(), "up again: the grouped running jobs alone")
-	// The triggers still keep the roll-up, in the renamed table.
+	// The store's writes still keep the roll-up, in the renamed table.
 	j := newJob("s", "/usr/bin/make")
 	require.NoError(t, s.Create(ctx, j))
 	require.NoError(t, s.MarkStarted(ctx, jobstore.StartedParams{ID: j.ID, PID: 1, PGID: 1, StartedAt: clock}))

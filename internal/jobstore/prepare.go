@@ -27,18 +27,16 @@ func (w Writes) statements() []string {
 	chain := []string{nextEventSQL, insertChainedEventSQL, advanceHeadSQL}
 	var qs []string
 	if w&(CreateWrites|BeginCreateWrites) != 0 {
-		qs = append(qs, insertJobSQL, rollInSQL, countSQL)
+		qs = append(qs, insertJobSQL)
 	}
 	if w&BeginCreateWrites != 0 {
 		qs = append(qs, markStartedSQL)
 	}
 	if w&SettleWrites != 0 {
 		qs = append(qs, settleJobSQL, insertArtifactSQL, rollOutSQL, dropEmptyHourSQL)
-		if w&(CreateWrites|BeginCreateWrites) == 0 {
-			qs = append(qs, rollInSQL, countSQL)
-		}
 	}
 	if w != 0 {
+		qs = append(qs, rollInSQL, countSQL) // every write keeps the roll-ups
 		qs = append(qs, chain...)
 		qs = append(qs, beginSQL, commitSQL) // on SQLite, statements too (sqliteTx)
 	}

@@ -34,7 +34,7 @@ const rollupScan = `SELECT hour, outcome, exe, COUNT(*), COUNT(ms), COALESCE(SUM
 		THEN (julianday(finished_at) - julianday(started_at)) * 86400000.0 END AS ms FROM jobs)
 	GROUP BY hour, outcome, exe ORDER BY hour, outcome, exe`
 
-// rollupStored is job_hours as the triggers left it; a stale maximum is
+// rollupStored is job_hours as the store's writes left it; a stale maximum is
 // taken from jobs, as Charts does.
 const rollupStored = `SELECT h.hour, h.outcome, h.exe, h.jobs, h.ran, h.ms_sum,
 	CASE WHEN h.max_stale = 0 THEN h.ms_max ELSE (SELECT MAX(ms) FROM (

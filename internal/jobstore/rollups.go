@@ -87,15 +87,19 @@ func (r *rolled) counts() (running, finished, queued int) {
 	return 0, 0, 0
 }
 
-// The statements that keep the roll-ups of one row. A row's run time is
-// what the charts read from jobs (dialect.msBetween), NULL unless it
-// started and finished.
-const (
+// runMSSQL is a row's run time from its started_at (?4) and finished_at
+// (?5), as the charts read it from jobs: NULL unless it started and
+// finished.
+var runMSSQL = sqliteDialect.msBetween("?4", "?5")
+
+// The statements that keep the roll-ups of one row (its hour, outcome and
+// executable are ?1, ?2 and ?3).
+var (
 	// rollInSQL adds a row (hour, outcome, exe, started_at, finished_at)
 	// to job_hours.
 	rollInSQL = `INSERT INTO job_hours (hour, outcome, exe, jobs, ran, ms_sum, ms_max)
 	SELECT ?1, ?2, ?3, 1, m.ms IS NOT NULL, COALESCE(m.ms, 0), m.ms
-	FROM (SELECT ((julianday(?5) - julianday(?4)) * 86400000.0) AS ms) AS m WHERE true
+	FROM (SELECT ` + runMSSQL + ` AS ms) AS m WHERE true
 	ON CONFLICT (hour, outcome, exe) DO UPDATE SET jobs = job_hours.jobs + 1,
 		ran = job_hours.ran + excluded.ran, ms_sum = job_hours.ms_sum + excluded.ms_sum,
 		ms_max = CASE WHEN excluded.ms_max IS NULL THEN job_hours.ms_max
@@ -110,8 +114,11 @@ const (
 		ms_max = CASE WHEN m.ms IS NULL THEN ms_max WHEN ran = 1 THEN NULL ELSE ms_max END,
 		max_stale = CASE WHEN m.ms IS NULL THEN max_stale WHEN ran = 1 THEN 0
 			WHEN m.ms >= ms_max THEN 1 ELSE max_stale END
-	FROM (SELECT ((julianday(?5) - julianday(?4)) * 86400000.0) AS ms) AS m
+	FROM (SELECT ` + runMSSQL + ` AS ms) AS m
 	WHERE hour = ?1 AND outcome = ?2 AND exe = ?3`
+)
+
+const (
 	// dropEmptyHourSQL deletes a job_hours row left with no job.
 	dropEmptyHourSQL = `DELETE FROM job_hours WHERE hour = ? AND outcome = ? AND exe = ? AND jobs <= 0`
 	// countSQL adds to a session's counters.
@@ -140,19 +147,19 @@ func keepRollups(ctx context.Context, tx wtx, from, to *rolled) error {
 // keepHours moves the row to its new job_hours row, when its key or run
 // time changed.
 func keepHours(ctx context.Context, tx wtx, from, to *rolled) error {
+	k := to.key()
 	if from != nil {
-		if from.key() == to.key() && from.StartedAt == to.StartedAt && from.FinishedAt == to.FinishedAt {
+		fk := from.key()
+		if fk == k && from.StartedAt == to.StartedAt && from.FinishedAt == to.FinishedAt {
 			return nil
 		}
-		k := from.key()
-		if _, err := tx.ExecContext(ctx, rollOutSQL, k[0], k[1], k[2], from.StartedAt, from.FinishedAt); err != nil {
+		if _, err := tx.ExecContext(ctx, rollOutSQL, fk[0], fk[1], fk[2], from.StartedAt, from.FinishedAt); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, dropEmptyHourSQL, k[0], k[1], k[2]); err != nil {
+		if _, err := tx.ExecContext(ctx, dropEmptyHourSQL, fk[0], fk[1], fk[2]); err != nil {
 			return err
 		}
 	}
-	k := to.key()
 	_, err := tx.ExecContext(ctx, rollInSQL, k[0], k[1], k[2], to.StartedAt, to.FinishedAt)
 	return err
 }
@@ -218,9 +225,9 @@ func rollOutMany(ctx context.Context, tx wtx, ids []string) error {
 
 // hoursOfJobsSQL reads each job's job_hours key and run time (a WHERE
 // clause follows).
-const hoursOfJobsSQL = `SELECT substr(created_at, 1, 13) AS hour, ` + outcomeSQL + ` AS outcome, exe,
+var hoursOfJobsSQL = `SELECT substr(created_at, 1, 13) AS hour, ` + outcomeSQL + ` AS outcome, exe,
 	CASE WHEN started_at IS NOT NULL AND finished_at IS NOT NULL
-	THEN ((julianday(finished_at) - julianday(started_at)) * 86400000.0) END AS ms FROM jobs`
+	THEN ` + sqliteDialect.msBetween("started_at", "finished_at") + ` END AS ms FROM jobs`
 
 // countsOfJobsSQL sums jobs into session counters (a WHERE clause and a
 // GROUP BY session follow).
