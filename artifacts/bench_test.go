@@ -331,7 +331,7 @@ func BenchmarkCapture(b *testing.B) {
 
 // BenchmarkCaptureBaselineFile writes what BenchmarkCapture does straight
 // to a file, starting writeback every writebackEvery bytes and dropping the
-// cache behind as Capture's digester does and fsyncing at the end as
+// cache behind as Capture's writer does and fsyncing at the end as
 // Capture.Close does: the same I/O, without the hash and the index.
 func BenchmarkCaptureBaselineFile(b *testing.B) {
 	dir := b.TempDir()
@@ -495,7 +495,7 @@ func (h *batchHasher) sum() []byte {
 
 // writePlain writes captureChunk to f, which holds written bytes, and
 // starts the writeback of the writebackEvery bytes it completes and drops
-// the cache of the writebackEvery bytes before them, as Capture's digester
+// the cache of the writebackEvery bytes before them, as Capture's writer
 // does; it returns the bytes f then holds.
 func writePlain(b *testing.B, f *os.File, written int) int {
 	n, err := f.Write(captureChunk)

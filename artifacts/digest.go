@@ -41,22 +41,6 @@ const (
 // been started by then.
 var _ [maxQueued - startQueued]struct{}
 
-// writebackEvery is how many bytes of log the digester lets accumulate
-// before it starts their writeback to disk (so that the fsync at Close has
-// only the tail left to flush). Each time it does, it also lets go of the
-// page cache of the window before, whose writeback started a window ago
-// (dropWritten): a long log then cycles through two windows of cache
-// instead of taking a fresh page for every page it writes, which keeps
-// the output of a job from pushing the rest of the machine's files out of
-// the cache, and is far cheaper where fresh memory is dear. In a virtual
-// machine that hands free memory back to its host, the kernel backs a new
-// large page-cache folio with memory the host must fault in again: writing
-// a GiB in 1 MiB writes took 1.5 to 1.8 s of CPU that way, against 0.3 to
-// 0.5 s when the writer's own pages were recycled. Readers of the live log
-// are unaffected, except that what lies more than two windows before its
-// end is read from disk, not memory.
-const writebackEvery = 8 << 20
-
 // indexFlush is how many bytes of checkpoint records the digester gathers
 // before it appends them to the index file: 128 records, one per 16 KiB
 // stride, so a log written flat out has its index at most 2 MiB behind.
@@ -83,10 +67,7 @@ type digester struct {
 	idx     *os.File  // created at the first record
 	idxHash hash.Hash // of every byte written to idx
 	idxSize int64
-	log     *os.File // the log, set before the first batch is submitted
-	flushed int64    // how much of the log startWriteback has been given
-	dropped int64    // how much of the log dropWritten has been given
-	err     error    // the first index write error; no records are written after it
+	err     error // the first index write error; no records are written after it
 }
 
 func newDigester(idxPath string, stride int64) *digester {
@@ -191,12 +172,6 @@ func (d *digester) drain() {
 func (d *digester) process(b []byte) {
 	d.hash.Write(b)
 	d.ix.write(b)
-	if done := d.ix.pos; done-d.flushed >= writebackEvery {
-		// Off the writer's path: the call may wait for the device's queue.
-		startWriteback(d.log, d.flushed, done-d.flushed)
-		dropWritten(d.log, d.dropped, d.flushed-d.dropped)
-		d.dropped, d.flushed = d.flushed, done
-	}
 	if len(d.ix.pending()) >= indexFlush {
 		d.writeRecords()
 	}

@@ -17,7 +17,7 @@ import (
 
 // TestALongLogCyclesThroughTwoWindowsOfCache writes five writeback windows
 // of output through a Capture, making each window clean on disk before the
-// next is written (as the writeback the digester starts does, given
+// next is written (as the writeback the capture starts does, given
 // time), and checks with mincore that the page cache holds none of the
 // windows two or more behind the end, all of the last, and that the log
 // reads back whole.
