@@ -39,6 +39,7 @@ var baseDriver = sync.OnceValue(func() driver.Driver {
 type stmtConnector struct{ dsn string }
 
 func (c stmtConnector) Connect(context.Context) (driver.Conn, error) {
+	warmHeap() // once per process, before its first connection
 	dc, err := baseDriver().Open(c.dsn)
 	if err != nil {
 		return nil, err
