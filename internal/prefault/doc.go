@@ -25,12 +25,12 @@
 // On `bgcmd version` here the early init took 510 page faults down to 452,
 // and the text's mapping down to 356 (15.3 ms of CPU, then 13.4, then
 // 12.2). Mapping the read-only data too took a detached supervisor's
-// faults in its function table from 45 to 17 (those left come before any
-// package's init: the runtime's own start reads the table) and a whole
-// `bgcmd run -- /bin/true`, both processes, from 57.4 to 54.8 ms of CPU
-// (30 groups of 10 runs each, in turn). Where the kernel lacks a
-// request (MADV_COLLAPSE, MADV_POPULATE_READ) or huge pages are off, the
-// request fails and nothing changes.
+// faults in its function table from 45 to 17 (most of those left come
+// before this package's init: the runtime's start and the first inits read
+// the table) and a whole `bgcmd run -- /bin/true`, both processes, from
+// 57.4 to 54.8 ms of CPU (30 groups of 10 runs each, in turn). Where the
+// kernel lacks a request (MADV_COLLAPSE, MADV_POPULATE_READ) or huge pages
+// are off, the request fails and nothing changes.
 //
 // What it costs: the heap's huge page may hold memory the process never
 // uses, at most the rest of those 2 MiB. The segments' pages are the page
