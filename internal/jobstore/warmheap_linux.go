@@ -1,14 +1,13 @@
 package jobstore
 
 import (
-	"bufio"
-	"bytes"
 	"os"
-	"strconv"
 	"sync"
 
 	"golang.org/x/sys/unix"
 	"modernc.org/libc"
+
+	"github.com/bgcmd/bgcmd/internal/procmaps"
 )
 
 // warmHeapMax is the largest mapping warmHeap maps in: the SQLite
@@ -57,19 +56,5 @@ func writableMappingOf(addr uintptr) (lo, hi uintptr, ok bool) {
 	if err != nil {
 		return 0, 0, false
 	}
-	sc := bufio.NewScanner(bytes.NewReader(maps))
-	for sc.Scan() {
-		// "lo-hi perms offset dev inode path"
-		rng, rest, _ := bytes.Cut(sc.Bytes(), []byte(" "))
-		l, h, found := bytes.Cut(rng, []byte("-"))
-		if !found || !bytes.HasPrefix(rest, []byte("rw-p")) {
-			continue
-		}
-		a, err1 := strconv.ParseUint(string(l), 16, 64)
-		b, err2 := strconv.ParseUint(string(h), 16, 64)
-		if err1 == nil && err2 == nil && uint64(addr) >= a && uint64(addr) < b {
-			return uintptr(a), uintptr(b), true
-		}
-	}
-	return 0, 0, false
+	return procmaps.Find(maps, addr, "rw-p")
 }

@@ -1,7 +1,8 @@
 // Package prefault maps in, while a bgcmd process initialises, pages that
 // the process would otherwise fault in one at a time. It is imported by
-// the main packages of bgcmd and bgcmd-supervisor for its init alone, and imports nothing but the
-// system call package, so its init runs among the binary's first (about
+// the main packages of bgcmd and bgcmd-supervisor for its init alone, and
+// imports nothing but the system call package and internal/procmaps
+// (which imports nothing), so its init runs among the binary's first (about
 // the 15th of 143 packages; one importing golang.org/x/sys/unix waited
 // until about the 75th, after most of the heap's early pages).
 //

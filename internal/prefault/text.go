@@ -3,6 +3,8 @@ package prefault
 import (
 	"syscall"
 	"unsafe"
+
+	"github.com/bgcmd/bgcmd/internal/procmaps"
 )
 
 // madvPopulateRead is MADV_POPULATE_READ (linux/mman.h, since Linux 5.14):
@@ -53,8 +55,8 @@ func segments(maps []byte) [2]segment {
 	code := **(**uintptr)(unsafe.Pointer(&f)) // a func value points at its entry
 	data := uintptr(unsafe.Pointer(unsafe.StringData(rodataMark)))
 	var s [2]segment
-	s[0].lo, s[0].hi, s[0].ok = mappingOf(maps, code, "r-x")
-	s[1].lo, s[1].hi, s[1].ok = mappingOf(maps, data, "r--")
+	s[0].lo, s[0].hi, s[0].ok = procmaps.Find(maps, code, "r-x")
+	s[1].lo, s[1].hi, s[1].ok = procmaps.Find(maps, data, "r--")
 	return s
 }
 
@@ -131,57 +133,4 @@ func readAll(path string, buf []byte) []byte {
 		n += m
 	}
 	return buf[:n]
-}
-
-// mappingOf finds, in the text of /proc/self/maps, the mapping with the
-// permissions perms ("r-x" for code, "r--" for read-only data) whose range
-// holds addr.
-func mappingOf(maps []byte, addr uintptr, perms string) (lo, hi uintptr, ok bool) {
-	for len(maps) > 0 {
-		line := maps
-		if i := indexByte(maps, '\n'); i >= 0 {
-			line, maps = maps[:i], maps[i+1:]
-		} else {
-			maps = nil
-		}
-		// "lo-hi perms offset dev inode path"
-		lo, rest := hexPrefix(line)
-		if len(rest) == 0 || rest[0] != '-' {
-			continue
-		}
-		hi, rest = hexPrefix(rest[1:])
-		if len(rest) < 4 || rest[0] != ' ' || string(rest[1:4]) != perms {
-			continue
-		}
-		if lo <= addr && addr < hi {
-			return lo, hi, true
-		}
-	}
-	return 0, 0, false
-}
-
-// hexPrefix parses the lowercase hexadecimal number b starts with.
-func hexPrefix(b []byte) (v uintptr, rest []byte) {
-	i := 0
-	for ; i < len(b); i++ {
-		c := b[i]
-		switch {
-		case '0' <= c && c <= '9':
-			v = v<<4 | uintptr(c-'0')
-		case 'a' <= c && c <= 'f':
-			v = v<<4 | uintptr(c-'a'+10)
-		default:
-			return v, b[i:]
-		}
-	}
-	return v, nil
-}
-
-func indexByte(b []byte, c byte) int {
-	for i, x := range b {
-		if x == c {
-			return i
-		}
-	}
-	return -1
 }
