@@ -153,7 +153,7 @@ func (r *Runner) launchDetached(ctx context.Context, job *bgcmd.Job, env, envChe
 // before the hand-over is explained there). Closing the returned socket
 // instead of handing a job over lets the supervisor exit.
 func (r *Runner) prepareSupervisor(id string) (*supProc, *os.File, error) {
-	logf, err := os.OpenFile(filepath.Join(r.jobDir(id), "supervisor.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	logf, err := os.OpenFile(filepath.Join(r.jobDir(id), supervisorLogName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, nil, fmt.Errorf("start supervisor: %w", err)
 	}
@@ -578,8 +578,7 @@ func (r *Runner) awaitStartup(ctx context.Context, job *bgcmd.Job, rr *reportRea
 	if gerr == nil && rec.State.Settled() && handErr == nil {
 		return nil, nil
 	}
-	logText, _ := os.ReadFile(filepath.Join(r.jobDir(job.ID), "supervisor.log"))
-	output := relayable(strings.TrimSpace(string(logText)))
+	output := lastWords(r.jobDir(job.ID))
 	if !rr.hello {
 		if rr.exe != r.binary {
 			return nil, fail(fmt.Errorf("the supervisor binary %s ended without starting (it printed: %s): install the %s of bgcmd's own build beside it, or remove it", rr.exe, output, filepath.Base(rr.exe)))

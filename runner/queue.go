@@ -199,26 +199,39 @@ func awaitDispatch(ctx context.Context, st *jobstore.Store, id string, kick <-ch
 // and kill call it; it is safe to call from many processes at once: no job
 // starts twice and no limit is exceeded.
 func (r *Runner) Dispatch(ctx context.Context) error {
-	return dispatch(ctx, r.store, r.jobsDir, r.holderAlive, r.afterSettle)
+	return dispatch(ctx, r.store, r.jobsDir, r.holderGone, r.afterSettle)
 }
 
-// holderAlive reports whether the queued job's holder (its supervisor)
-// still runs.
-func (r *Runner) holderAlive(rec *jobstore.Record) bool { return r.supervisorAlive(rec) }
+// holderGone returns the error a queued job settles with when its holder
+// (its supervisor) no longer runs, or "" while it does.
+func (r *Runner) holderGone(rec *jobstore.Record) string {
+	if r.supervisorAlive(rec) {
+		return ""
+	}
+	return queuedOrphanMsg(rec, r.jobDir(rec.ID))
+}
 
-// holderAliveHere is holderAlive for a process without a Runner (a
-// supervisor that has just settled its job); the boot id is read only when
-// a holder is asked about.
-func holderAliveHere() func(*jobstore.Record) bool {
+// holderGoneHere is holderGone for a process without a Runner (a
+// supervisor that has just settled its job) whose jobs live in jobsDir;
+// the boot id is read only when a holder is asked about.
+func holderGoneHere(jobsDir string) func(*jobstore.Record) string {
 	var boot string
 	var once sync.Once
-	return func(rec *jobstore.Record) bool {
+	return func(rec *jobstore.Record) string {
 		once.Do(func() { boot = bootID() })
-		if rec.BootID != "" && boot != "" && rec.BootID != boot {
-			return false
+		sameBoot := rec.BootID == "" || boot == "" || rec.BootID == boot
+		if sameBoot && alive(rec.SupervisorPID, rec.SupervisorStart) {
+			return ""
 		}
-		return alive(rec.SupervisorPID, rec.SupervisorStart)
+		return queuedOrphanMsg(rec, jobDirIn(jobsDir, rec.ID))
 	}
+}
+
+// queuedOrphanMsg is the error of a queued job whose holder died: it never
+// started, and its holder's last words are in its job directory dir.
+func queuedOrphanMsg(rec *jobstore.Record, dir string) string {
+	msg := fmt.Sprintf("its supervisor (pid %d) died while the job was queued; it never started (start it again with `bgcmd rerun %s`)", rec.SupervisorPID, rec.ID)
+	return withLastWords(msg, dir)
 }
 
 // dispatch runs one dispatch pass under the home's dispatch lock, then
@@ -226,7 +239,7 @@ func holderAliveHere() func(*jobstore.Record) bool {
 // afterSettle for each job it settled: the caller's own way of running
 // hooks (a short command hands them to a detached supervisor, every
 // process runs them under its reaper), never one of its own.
-func dispatch(ctx context.Context, st *jobstore.Store, jobsDir string, holderAlive func(*jobstore.Record) bool, afterSettle func(id string)) error {
+func dispatch(ctx context.Context, st *jobstore.Store, jobsDir string, holderGone func(*jobstore.Record) string, afterSettle func(id string)) error {
 	has, err := st.HasQueued(ctx)
 	if err != nil || !has {
 		return err
@@ -235,7 +248,7 @@ func dispatch(ctx context.Context, st *jobstore.Store, jobsDir string, holderAli
 	if err != nil {
 		return fmt.Errorf("dispatch: %w", err)
 	}
-	res, err := st.Dispatch(ctx, holderAlive)
+	res, err := st.Dispatch(ctx, holderGone)
 	unlock()
 	if err != nil {
 		return err
@@ -279,10 +292,10 @@ func (r *Runner) reconcileQueued(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for _, rec := range recs {
-		if r.supervisorAlive(rec) {
+		msg := r.holderGone(rec)
+		if msg == "" {
 			continue
 		}
-		msg := fmt.Sprintf("its supervisor (pid %d) died while the job was queued; it never started (start it again with `bgcmd rerun %s`)", rec.SupervisorPID, rec.ID)
 		if _, err := r.settleUnstarted(rec.ID, bgcmd.StateOrphaned, msg); err == nil {
 			n++
 		} else if !errors.Is(err, bgcmd.ErrInvalidTransition) {

@@ -233,7 +233,7 @@ func (r *Runner) orphanRecord(rec *jobstore.Record, dir string) *exitRecord {
 			streams[st] = &artifacts.Summary{SHA256: artifacts.EmptySHA256} // never written
 		}
 	}
-	return r.orphanExit(rec, killed, streams)
+	return r.orphanExit(rec, dir, killed, streams)
 }
 
 // killOrphanGroup kills what is left of the job's process group, only when
@@ -263,8 +263,9 @@ func (r *Runner) sameBoot(rec *jobstore.Record) bool {
 }
 
 // orphanExit describes the orphaning of a job whose killOrphanGroup killed
-// killed processes and whose logs hold streams (a nil stream: unreadable).
-func (r *Runner) orphanExit(rec *jobstore.Record, killed int, streams map[bgcmd.Stream]*artifacts.Summary) *exitRecord {
+// killed processes and whose logs hold streams (a nil stream: unreadable),
+// with what its supervisor printed in the job directory dir.
+func (r *Runner) orphanExit(rec *jobstore.Record, dir string, killed int, streams map[bgcmd.Stream]*artifacts.Summary) *exitRecord {
 	var kept [2]int64
 	for i, st := range []bgcmd.Stream{bgcmd.Stdout, bgcmd.Stderr} {
 		if sum := streams[st]; sum != nil {
@@ -277,6 +278,7 @@ func (r *Runner) orphanExit(rec *jobstore.Record, killed int, streams map[bgcmd.
 	}
 	msg := fmt.Sprintf("%s without recording an exit; killed %d leftover process(es) of group %d; kept %d bytes of stdout and %d bytes of stderr",
 		why, killed, rec.PGID, kept[0], kept[1])
+	msg = withLastWords(msg, dir)
 	return &exitRecord{State: bgcmd.StateOrphaned, Error: msg, FinishedAt: r.now().UTC(),
 		Detail: map[string]any{"leftover_processes_killed": killed, "reason": why,
 			"dead_supervisor_pid": rec.SupervisorPID}, Streams: streams}

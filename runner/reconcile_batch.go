@@ -310,7 +310,7 @@ func (r *Runner) prepareSettle(ctx context.Context, j *orphanJob, bank banker) {
 		}
 		j.exit = &exitRecord{Streams: streams}
 		arts, berr := bankStreams(ctx, r.store, bank, j.dir, j.exit)
-		j.exit = r.orphanExit(j.rec, killed, j.exit.Streams)
+		j.exit = r.orphanExit(j.rec, j.dir, killed, j.exit.Streams)
 		j.arts = arts
 		if berr != nil {
 			j.exit.Error = joinMsg(j.exit.Error, berr.Error())

@@ -135,7 +135,7 @@ func (s *supervisor) settle(ctx context.Context, out *outcome, streams map[bgcmd
 	// A slot is free and a dependency settled: start what is due.
 	if after == nil || after.Queued {
 		jobsDir := filepath.Dir(s.dir)
-		_ = dispatch(ctx, s.store, jobsDir, holderAliveHere(), func(id string) {
+		_ = dispatch(ctx, s.store, jobsDir, holderGoneHere(jobsDir), func(id string) {
 			afterSettle(s.store, s.arts, jobsDir, id, s.hookReaper(), s.hookRule)
 		})
 	}

@@ -54,7 +54,7 @@ func testChainVerifiesEveryKindOfTransition(t *testing.T) {
 	b := newJob("kinds", "/bin/echo", "b")
 	b.ExeSHA256 = sha64("b0")
 	require.NoError(t, s.CreateQueued(ctx, b, jobstore.QueueLimits{}))
-	res, err := s.Dispatch(ctx, func(*jobstore.Record) bool { return true })
+	res, err := s.Dispatch(ctx, func(*jobstore.Record) string { return "" })
 	require.NoError(t, err)
 	require.Len(t, res.Started, 1)
 	zero := 0

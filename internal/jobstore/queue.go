@@ -107,14 +107,14 @@ type DispatchResult struct {
 // on): a job one of whose dependencies settled other than exited 0
 // settles dependency_failed (its dependants follow in the same pass); a
 // job whose dependencies all exited 0 and whose session and group have a
-// free slot moves to running, unless holderAlive says its holder is gone,
-// in which case it settles orphaned. Each transition is a compare-and-set
-// with its job_events row.
-func (s *Store) Dispatch(ctx context.Context, holderAlive func(*Record) bool) (*DispatchResult, error) {
+// free slot moves to running, unless holderGone says its holder is gone
+// (it returns the error to settle the job with), in which case it settles
+// orphaned. Each transition is a compare-and-set with its job_events row.
+func (s *Store) Dispatch(ctx context.Context, holderGone func(*Record) string) (*DispatchResult, error) {
 	res := &DispatchResult{}
 	err := s.inTx(ctx, func(tx wtx) error {
 		res = &DispatchResult{}
-		return s.dispatchTx(ctx, tx, holderAlive, res)
+		return s.dispatchTx(ctx, tx, holderGone, res)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("dispatch: %w", err)
@@ -122,7 +122,7 @@ func (s *Store) Dispatch(ctx context.Context, holderAlive func(*Record) bool) (*
 	return res, nil
 }
 
-func (s *Store) dispatchTx(ctx context.Context, tx wtx, holderAlive func(*Record) bool, res *DispatchResult) error {
+func (s *Store) dispatchTx(ctx context.Context, tx wtx, holderGone func(*Record) string, res *DispatchResult) error {
 	var rows []jobRow
 	if err := tx.SelectContext(ctx, &rows, `SELECT `+jobColumns+` FROM jobs INDEXED BY jobs_queued
 		WHERE host_id = ? AND state = 'queued' ORDER BY priority DESC, id`, s.hostID); err != nil {
@@ -216,8 +216,7 @@ func (s *Store) dispatchTx(ctx context.Context, tx wtx, holderAlive func(*Record
 			if rec.Limits.Group > 0 && groups[rec.Group] >= rec.Limits.Group {
 				continue
 			}
-			if holderAlive != nil && !holderAlive(rec) {
-				msg := fmt.Sprintf("its supervisor (pid %d) died while the job was queued; it never started (start it again with `bgcmd rerun %s`)", rec.SupervisorPID, rec.ID)
+			if msg := holderOf(holderGone, rec); msg != "" {
 				out, err := settleQueuedTx(ctx, tx, rec.ID, bgcmd.StateOrphaned, msg, now, map[string]any{"reason": "holder gone while queued", "dead_supervisor_pid": rec.SupervisorPID})
 				if err != nil {
 					return err
@@ -399,4 +398,12 @@ func checkQueueRoom(ctx context.Context, tx wtx, j *bgcmd.Job, limit int) error 
 		return fmt.Errorf("session %s already has %d jobs queued on this host, the policy's max_queued: %w", j.Session, n, ErrQueueFull)
 	}
 	return nil
+}
+
+// holderOf asks holderGone, if any, whether rec's holder is gone.
+func holderOf(holderGone func(*Record) string, rec *Record) string {
+	if holderGone == nil {
+		return ""
+	}
+	return holderGone(rec)
 }

@@ -122,7 +122,7 @@ func TestSessionCountersEqualAScanOfJobs(t *testing.T) {
 			require.NoError(t, err)
 		}
 	}
-	res, err := s.Dispatch(ctx, func(*jobstore.Record) bool { return true })
+	res, err := s.Dispatch(ctx, func(*jobstore.Record) string { return "" })
 	require.NoError(t, err)
 	require.NotEmpty(t, res.Started)
 	check("after a dispatch")
