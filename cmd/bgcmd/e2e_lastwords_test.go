@@ -29,13 +29,7 @@ func TestE2EAQueuedJobsHolderThatDiedLeavesItsLastWordsInTheError(t *testing.T) 
 	require.Equal(t, "queued", h.peekState(b))
 	quitSupervisor(t, h, b)
 	h.ok("reconcile")
-	s := h.status(b)
-	require.Equal(t, "orphaned", s["state"])
-	msg, _ := s["error"].(string)
-	require.Contains(t, msg, "died while the job was queued")
-	require.Contains(t, msg, "its log reads: SIGQUIT: quit", "the holder's own account of its end")
-	require.LessOrEqual(t, len(msg), 2048, "the log's excerpt is bounded: %q", msg)
-	require.NotContains(t, msg, "\n")
+	requireLastWords(t, h, b, "died while the job was queued")
 }
 
 // TestE2EARunningJobsSupervisorThatDiedLeavesItsLastWordsInTheError: the
@@ -48,13 +42,7 @@ func TestE2EARunningJobsSupervisorThatDiedLeavesItsLastWordsInTheError(t *testin
 	require.Equal(t, "running", h.peekState(id))
 	quitSupervisor(t, h, id)
 	h.ok("reconcile")
-	s := h.status(id)
-	require.Equal(t, "orphaned", s["state"])
-	msg, _ := s["error"].(string)
-	require.Contains(t, msg, "without recording an exit")
-	require.Contains(t, msg, "its log reads: SIGQUIT: quit", "the supervisor's own account of its end")
-	require.Contains(t, msg, " … ", "a goroutine dump is longer than the excerpt: its two ends are kept")
-	require.LessOrEqual(t, len(msg), 2048, "the log's excerpt is bounded: %q", msg)
+	requireLastWords(t, h, id, "without recording an exit")
 }
 
 // quitSupervisor sends SIGQUIT to the detached supervisor of job id and
@@ -65,4 +53,19 @@ func quitSupervisor(t *testing.T, h *home, id string) {
 	require.Greater(t, pid, 1)
 	require.NoError(t, syscall.Kill(pid, syscall.SIGQUIT))
 	eventually(t, "the supervisor to die", func() bool { return syscall.Kill(pid, 0) != nil || isZombie(pid) })
+}
+
+// requireLastWords checks that job id settled orphaned with an error that
+// says why (what) and ends with the bounded excerpt, on one line, of its
+// supervisor's goroutine dump: longer than the excerpt, so both its ends.
+func requireLastWords(t *testing.T, h *home, id, what string) {
+	t.Helper()
+	s := h.status(id)
+	require.Equal(t, "orphaned", s["state"])
+	msg, _ := s["error"].(string)
+	require.Contains(t, msg, what)
+	require.Contains(t, msg, "its log reads: SIGQUIT: quit", "the supervisor's own account of its end")
+	require.Contains(t, msg, " … ", "a goroutine dump is longer than the excerpt: its two ends are kept")
+	require.LessOrEqual(t, len(msg), 2048, "the log's excerpt is bounded: %q", msg)
+	require.NotContains(t, msg, "\n")
 }
