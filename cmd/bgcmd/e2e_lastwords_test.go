@@ -21,9 +21,7 @@ import (
 func TestE2EAQueuedJobsHolderThatDiedLeavesItsLastWordsInTheError(t *testing.T) {
 	t.Parallel()
 	h := newHome(t)
-	h.queuePolicy("\n[groups.one]\nmax_running = 1\n")
-	gate := filepath.Join(h.root, "go")
-	a := strings.TrimSpace(h.ok("run", "--group", "one", "--", fixture(t, "wait-for-file.sh"), gate, "0"))
+	gate, a := h.holdGroupOne()
 	t.Cleanup(func() { _ = os.WriteFile(gate, nil, 0o600); h.bgcmd("wait", a) })
 	b := strings.TrimSpace(h.ok("run", "--group", "one", "--", fixture(t, "exit-with.sh"), "0"))
 	require.Equal(t, "queued", h.peekState(b))

@@ -26,6 +26,17 @@ func (h *home) queuePolicy(extra string) {
 	h.writePolicy(text + extra)
 }
 
+// holdGroupOne makes a group "one" that runs one job at a time and fills
+// it with a job that waits for the file gate: the next job of the group
+// stays queued until gate is written.
+func (h *home) holdGroupOne() (gate, blocker string) {
+	h.t.Helper()
+	h.queuePolicy("\n[groups.one]\nmax_running = 1\n")
+	gate = filepath.Join(h.root, "go")
+	blocker = strings.TrimSpace(h.ok("run", "--group", "one", "--", fixture(h.t, "wait-for-file.sh"), gate, "0"))
+	return gate, blocker
+}
+
 // queueEvent is one job_events row.
 type queueEvent struct{ seq, job, from, to string }
 
@@ -211,9 +222,7 @@ func TestE2EQueueReconcileDispatchesAfterASupervisorDies(t *testing.T) {
 func TestE2EQueueKillQueuedJob(t *testing.T) {
 	t.Parallel()
 	h := newHome(t)
-	h.queuePolicy("\n[groups.one]\nmax_running = 1\n")
-	gate := filepath.Join(h.root, "go")
-	a := strings.TrimSpace(h.ok("run", "--group", "one", "--", fixture(t, "wait-for-file.sh"), gate, "0"))
+	gate, a := h.holdGroupOne()
 	b := strings.TrimSpace(h.ok("run", "--group", "one", "--", fixture(t, "exit-with.sh"), "0"))
 	require.Equal(t, "queued", h.peekState(b))
 	r := h.bgcmd("kill", b)
@@ -287,9 +296,7 @@ func TestE2ERerunInheritedAndReplacedEnvironments(t *testing.T) {
 func TestE2EQueueHolderKilledWhileQueuedSettlesOrphaned(t *testing.T) {
 	t.Parallel()
 	h := newHome(t)
-	h.queuePolicy("\n[groups.one]\nmax_running = 1\n")
-	gate := filepath.Join(h.root, "go")
-	a := strings.TrimSpace(h.ok("run", "--group", "one", "--", fixture(t, "wait-for-file.sh"), gate, "0"))
+	gate, a := h.holdGroupOne()
 	b := strings.TrimSpace(h.ok("run", "--group", "one", "--", fixture(t, "exit-with.sh"), "0"))
 	c := strings.TrimSpace(h.ok("run", "--group", "one", "--", fixture(t, "exit-with.sh"), "0"))
 	holder := int(h.status(b)["supervisor_pid"].(float64))

@@ -16,10 +16,8 @@ import (
 func TestSecurityQueuedJobEnvValueIsNeverStored(t *testing.T) {
 	t.Parallel()
 	h := newHome(t)
-	h.queuePolicy("\n[groups.one]\nmax_running = 1\n")
 	const secret = "s3cr3t-value-of-a-queued-job"
-	gate := filepath.Join(h.root, "go")
-	a := strings.TrimSpace(h.ok("run", "--group", "one", "--", fixture(t, "wait-for-file.sh"), gate, "0"))
+	gate, a := h.holdGroupOne()
 	b := strings.TrimSpace(h.ok("run", "--group", "one", "--replace-env", "--env", "TOKEN="+secret, "--", "/usr/bin/env"))
 	require.Equal(t, "queued", h.peekState(b))
 	scan := func(when string) {
