@@ -309,6 +309,34 @@ func TestASupervisorThatReportsAnErrorLeavesNoJobRunning(t *testing.T) {
 	require.Contains(t, j.Error, "cannot open the store")
 }
 
+// TestAStartErrorRelaysABoundedExcerptOfWhatTheSupervisorPrinted: a
+// binary that floods its output (here 256 KiB, with terminal escapes)
+// before it fails the start gets its first and last words into the error
+// and the job's row, one line of at most a few KiB with no escape left,
+// not the whole flood.
+func TestAStartErrorRelaysABoundedExcerptOfWhatTheSupervisorPrinted(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, false)
+	host := filepath.Join(t.TempDir(), "myhost")
+	script := "#!/bin/sh\nprintf 'usage: myhost\\033[2J\\n' >&2\nhead -c 262144 /dev/zero | tr '\\0' x >&2\necho 'last words' >&2\nexit 2\n"
+	require.NoError(t, os.WriteFile(host, []byte(script), 0o700))
+	r, err := runner.New(context.Background(), runner.Options{Store: e.store, Home: e.home, Policy: e.policy,
+		Detached: true, Binary: host})
+	require.NoError(t, err)
+	t.Cleanup(func() { r.Close(context.Background()) })
+	j, err := r.Start(context.Background(), []string{"/usr/bin/env"}, runner.StartOptions{})
+	require.Error(t, err)
+	require.NotNil(t, j)
+	for _, text := range []string{err.Error(), j.Error} {
+		require.Contains(t, text, "usage: myhost")
+		require.Contains(t, text, "last words")
+		require.Contains(t, text, " … ", "the middle of the flood is left out")
+		require.Less(t, len(text), 4096)
+		require.NotContains(t, text, "\x1b")
+		require.NotContains(t, text, "\n")
+	}
+}
+
 func TestABinaryWithoutMaybeSuperviseIsNamedWithTheFix(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, false)
