@@ -291,18 +291,27 @@ func TestHomeDeletedUnderARunningJobSettlesWithAClearError(t *testing.T) {
 	}
 }
 
+// startThrough starts /usr/bin/env through a detached runner whose
+// supervisor binary is the shell script, written to a file called name;
+// it returns that file's path and what Start returned.
+func (e *env) startThrough(name, script string) (string, *bgcmd.Job, error) {
+	e.t.Helper()
+	bin := filepath.Join(e.t.TempDir(), name)
+	require.NoError(e.t, os.WriteFile(bin, []byte(script), 0o700))
+	r, err := runner.New(context.Background(), runner.Options{Store: e.store, Home: e.home, Policy: e.policy,
+		Detached: true, Binary: bin})
+	require.NoError(e.t, err)
+	e.t.Cleanup(func() { r.Close(context.Background()) })
+	j, err := r.Start(context.Background(), []string{"/usr/bin/env"}, runner.StartOptions{})
+	return bin, j, err
+}
+
 func TestASupervisorThatReportsAnErrorLeavesNoJobRunning(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, false)
 	// A stand-in supervisor that reads its spec, as a real one does, then
 	// fails before it can touch the store.
-	fake := filepath.Join(t.TempDir(), "fake-supervisor")
-	script := "#!/bin/sh\nread -r store <&3; read -r job <&3\necho 'error: cannot open the store' >&4\n"
-	require.NoError(t, os.WriteFile(fake, []byte(script), 0o700))
-	r, err := runner.New(context.Background(), runner.Options{Store: e.store, Home: e.home, Policy: e.policy,
-		Detached: true, Binary: fake})
-	require.NoError(t, err)
-	j, err := r.Start(context.Background(), []string{"/usr/bin/env"}, runner.StartOptions{})
+	_, j, err := e.startThrough("fake-supervisor", "#!/bin/sh\nread -r store <&3; read -r job <&3\necho 'error: cannot open the store' >&4\n")
 	require.ErrorContains(t, err, "cannot open the store")
 	require.NotNil(t, j)
 	require.Equal(t, bgcmd.StateStartFailed, j.State)
@@ -317,14 +326,7 @@ func TestASupervisorThatReportsAnErrorLeavesNoJobRunning(t *testing.T) {
 func TestAStartErrorRelaysABoundedExcerptOfWhatTheSupervisorPrinted(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, false)
-	host := filepath.Join(t.TempDir(), "myhost")
-	script := "#!/bin/sh\nprintf 'usage: myhost\\033[2J\\n' >&2\nhead -c 262144 /dev/zero | tr '\\0' x >&2\necho 'last words' >&2\nexit 2\n"
-	require.NoError(t, os.WriteFile(host, []byte(script), 0o700))
-	r, err := runner.New(context.Background(), runner.Options{Store: e.store, Home: e.home, Policy: e.policy,
-		Detached: true, Binary: host})
-	require.NoError(t, err)
-	t.Cleanup(func() { r.Close(context.Background()) })
-	j, err := r.Start(context.Background(), []string{"/usr/bin/env"}, runner.StartOptions{})
+	_, j, err := e.startThrough("myhost", "#!/bin/sh\nprintf 'usage: myhost\\033[2J\\n' >&2\nhead -c 262144 /dev/zero | tr '\\0' x >&2\necho 'last words' >&2\nexit 2\n")
 	require.Error(t, err)
 	require.NotNil(t, j)
 	for _, text := range []string{err.Error(), j.Error} {
@@ -342,14 +344,7 @@ func TestABinaryWithoutMaybeSuperviseIsNamedWithTheFix(t *testing.T) {
 	e := newEnv(t, false)
 	// A host's own binary, re-executed as a supervisor, runs its own main:
 	// it prints its usage and exits without the supervisor's hello.
-	host := filepath.Join(t.TempDir(), "myhost")
-	script := "#!/bin/sh\necho 'usage: myhost [--port N]' >&2\nexit 2\n"
-	require.NoError(t, os.WriteFile(host, []byte(script), 0o700))
-	r, err := runner.New(context.Background(), runner.Options{Store: e.store, Home: e.home, Policy: e.policy,
-		Detached: true, Binary: host})
-	require.NoError(t, err)
-	t.Cleanup(func() { r.Close(context.Background()) })
-	j, err := r.Start(context.Background(), []string{"/usr/bin/env"}, runner.StartOptions{})
+	host, j, err := e.startThrough("myhost", "#!/bin/sh\necho 'usage: myhost [--port N]' >&2\nexit 2\n")
 	require.ErrorContains(t, err, "the binary "+host+" does not call runner.MaybeSupervise() at the top of main")
 	require.ErrorContains(t, err, "set Options.Binary to the bgcmd binary")
 	require.ErrorContains(t, err, "usage: myhost [--port N]")
