@@ -17,6 +17,7 @@ import (
 	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/artifacts"
 	"github.com/bgcmd/bgcmd/internal/jobstore"
+	"github.com/bgcmd/bgcmd/internal/stackroom"
 )
 
 // spareAgain is the line a detached supervisor writes on its hand-over
@@ -142,6 +143,7 @@ func (ds *detachedSupervisor) open(ctx context.Context) {
 
 // openNow opens the store and says so on ds.opening (see open).
 func (ds *detachedSupervisor) openNow(ctx context.Context) {
+	stackroom.Grow() // before SQLite's frames are on it
 	current := ds.om.WritesRow && ds.om.DB == "" && jobstore.SchemaCurrent(ds.om.DBPath)
 	st, err := jobstore.Open(ctx, jobstore.Options{Path: ds.om.DBPath, DSN: ds.om.DB,
 		Host: ds.om.Host, HostID: ds.om.HostID, ShareArtifacts: ds.om.ShareArtifacts,
@@ -396,7 +398,7 @@ func (ds *detachedSupervisor) serve(ctx context.Context, statusF *os.File) (agai
 			job.Host, job.HostID = ds.om.Host, ds.om.HostID
 		}
 	}
-	go sup.run()
+	go func() { stackroom.Grow(); sup.run() }()
 	err = <-sup.started
 	cwdF.Close()
 	var nf notStarted

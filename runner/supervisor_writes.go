@@ -9,6 +9,7 @@ import (
 
 	"github.com/bgcmd/bgcmd"
 	"github.com/bgcmd/bgcmd/internal/jobstore"
+	"github.com/bgcmd/bgcmd/internal/stackroom"
 )
 
 // startWrittenBySupervisor hands job, whose row is not written yet, to the
@@ -71,7 +72,7 @@ func (ds *detachedSupervisor) createAfter(ctx context.Context, sup *supervisor) 
 		defer func() {
 			notifyEvents(ds.st)
 			// The settle's statements, while the job runs (see open).
-			go func() { _ = ds.st.Prepare(ctx, jobstore.SettleWrites) }()
+			go func() { stackroom.Grow(); _ = ds.st.Prepare(ctx, jobstore.SettleWrites) }()
 		}()
 		return ds.st.Create(ctx, sup.job)
 	}
