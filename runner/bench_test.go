@@ -2,14 +2,45 @@ package runner_test
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
+	"github.com/bgcmd/bgcmd/internal/launch"
+	"github.com/bgcmd/bgcmd/internal/testkit"
 	"github.com/bgcmd/bgcmd/runner"
 )
 
+// benchEnv is an env whose policy allows allow and output up to 2 GiB.
 func benchEnv(b *testing.B, detached bool, allow ...string) *env {
+	return benchEnvOf(b, detached, "", allow...)
+}
+
+// releaseBenchEnv is benchEnv, detached, with its supervisors started from
+// bgcmd-supervisor as make build builds it (see releaseSupervisor).
+func releaseBenchEnv(b *testing.B, allow ...string) *env {
+	return benchEnvOf(b, true, releaseSupervisor(b), allow...)
+}
+
+// releaseSupervisor builds bgcmd-supervisor as make build builds it (lean,
+// static) into a temporary directory and returns its path. It is the
+// binary `bgcmd run` and `bgcmd mcp` start their detached supervisors
+// from, so a benchmark of what a supervisor costs measures it rather than
+// this test binary, whose start-up carries the test packages' (some 12 ms
+// more CPU per supervisor, measured with 1 MB captures).
+func releaseSupervisor(b *testing.B) string {
+	dir := b.TempDir()
+	require.NoError(b, testkit.BuildSupervisor("go", dir, "", false))
+	return filepath.Join(dir, launch.SupervisorName)
+}
+
+// benchEnvOf is benchEnv with its supervisors started from supervisor
+// (this test binary when empty).
+func benchEnvOf(b *testing.B, detached bool, supervisor string, allow ...string) *env {
 	e := newEnv(b, detached)
+	e.supervisor = supervisor
 	e.policy.AllowedExecutables = append(e.policy.AllowedExecutables, allow...)
 	e.policy.MaxOutputBytes = 2 << 30
 	e.r = e.newRunner(detached)

@@ -80,7 +80,7 @@ func BenchmarkCaptureSmallWrites(b *testing.B) { benchCapture(b, false) }
 func BenchmarkCaptureLargeWrites(b *testing.B) { benchCapture(b, true) }
 
 func benchCapture(b *testing.B, large bool) {
-	e := benchEnv(b, true, "/bin/dd", "/usr/bin/head")
+	e := releaseBenchEnv(b, "/bin/dd", "/usr/bin/head")
 	argv := captureArgv(large)
 	size := captureSize()
 	mbps := func(d time.Duration) float64 { return float64(size) / 1e6 / d.Seconds() }

@@ -1,6 +1,7 @@
 package runner_test
 
 import (
+	"cmp"
 	"context"
 	"os"
 	"path/filepath"
@@ -30,6 +31,9 @@ type env struct {
 	store  *jobstore.Store
 	policy *policy.Policy
 	r      *runner.Runner
+	// supervisor is the binary detached supervisors are started from:
+	// this test binary when empty.
+	supervisor string
 }
 
 // allowedFixtures are allowlisted in every test policy.
@@ -58,7 +62,7 @@ func (e *env) newRunner(detached bool) *runner.Runner {
 	e.t.Helper()
 	opts := runner.Options{Store: e.store, Home: e.home, Policy: e.policy, Detached: detached}
 	if detached {
-		opts.Binary = os.Args[0] // TestMain calls runner.MaybeSupervise
+		opts.Binary = cmp.Or(e.supervisor, os.Args[0]) // TestMain calls runner.MaybeSupervise
 	}
 	r, err := runner.New(context.Background(), opts)
 	require.NoError(e.t, err)
