@@ -3,6 +3,7 @@ package jobstore
 import (
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -26,14 +27,33 @@ func TestWarmHeapMapsInWhatTheSQLiteAllocatorHandsOutNext(t *testing.T) {
 	}
 	for _, mode := range []string{"alone", "merged"} {
 		t.Run(mode, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run=^TestWarmHeapMapsInWhatTheSQLiteAllocatorHandsOutNext$", "-test.v")
-			cmd.Env = append(os.Environ(), "BGCMD_WARMHEAP_CHILD="+mode)
-			out, err := cmd.CombinedOutput()
-			require.NoError(t, err, "%s", out)
+			// A child finds no room beside the allocator's mapping now
+			// and then (other mappings made meanwhile, the race
+			// detector's among them, can border it on both sides): it
+			// says so and the next child, laid out afresh, tries again.
+			var out []byte
+			for range noRoomTries {
+				cmd := exec.Command(os.Args[0], "-test.run=^TestWarmHeapMapsInWhatTheSQLiteAllocatorHandsOutNext$", "-test.v")
+				cmd.Env = append(os.Environ(), "BGCMD_WARMHEAP_CHILD="+mode)
+				var err error
+				out, err = cmd.CombinedOutput()
+				require.NoError(t, err, "%s", out)
+				if !strings.Contains(string(out), noRoom) {
+					break
+				}
+			}
 			require.Contains(t, string(out), "--- PASS: TestWarmHeapMapsInWhatTheSQLiteAllocatorHandsOutNext")
 		})
 	}
 }
+
+// noRoom is what a "merged" child says, skipping, when it could map no
+// neighbour against the allocator's mapping; noRoomTries bounds the
+// children tried.
+const (
+	noRoom      = "no room beside the allocator's mapping"
+	noRoomTries = 10
+)
 
 func warmHeapChild(t *testing.T, merge bool) {
 	tls := libc.NewTLS()
@@ -58,7 +78,9 @@ func warmHeapChild(t *testing.T, merge bool) {
 				}
 			}
 		}
-		require.NotZero(t, placed, "no neighbour could be mapped against %#x-%#x", lo, hi)
+		if placed == 0 {
+			t.Skipf("%s %#x-%#x", noRoom, lo, hi)
+		}
 		was := hi - lo
 		lo, hi, ok = writableMappingOf(p)
 		require.True(t, ok)
